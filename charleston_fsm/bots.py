@@ -1,0 +1,105 @@
+"""Bot players: legal, varied choices made from a seat's own view only.
+
+A bot sees exactly what a human at that seat would (:func:`views.seat_view`), so a
+platform can let one take over a seat without it ever peeking at other hands.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .commands import (
+    Command,
+    ConfirmPass,
+    DeclareMahJongg,
+    OfferCourtesy,
+    PlaceTiles,
+    Vote,
+)
+from .events import Event
+from .seats import SEATS, Seat
+from .tiles import JOKER
+
+
+@dataclass
+class Bot:
+    """A player who passes random non-joker tiles and sometimes blind-passes."""
+
+    seat: Seat
+    rng: random.Random = field(default_factory=random.Random)
+    blind_rate: float = 0.35
+    continue_rate: float = 0.75
+    earthly_rate: float = 0.05
+
+    def decide(self, view: Mapping[str, Any]) -> Command | None:
+        """The bot's next command for this view, or ``None`` when it has nothing to do."""
+        allowed = set(view["allowed_commands"])
+        if view["received"] and "place_tiles" in allowed:
+            return PlaceTiles(seat=self.seat)
+        step = view["step"]
+        if step and not step["confirmed"] and "confirm_pass" in allowed:
+            return self._choose(view, step)
+        if "vote" in allowed and self.seat.value not in view["game"]["votes"]:
+            choice = "continue" if self.rng.random() < self.continue_rate else "stop"
+            return Vote(seat=self.seat, choice=choice)
+        courtesy = view["courtesy"]
+        if "offer_courtesy" in allowed and self.seat.value not in courtesy["offers"]:
+            return OfferCourtesy(seat=self.seat, count=self.rng.randint(0, 3))
+        game = view["game"]
+        if (
+            "declare_mah_jongg" in allowed
+            and game["finished"]
+            and game["declaration"] is None
+            and self.rng.random() < self.earthly_rate
+        ):
+            return DeclareMahJongg(seat=self.seat)
+        return None
+
+    def _choose(self, view: Mapping[str, Any], step: Mapping[str, Any]) -> ConfirmPass:
+        count = step["count"]
+        if count is None:
+            count = self.rng.randint(0, 3)
+        blind = 0
+        if step["blind_allowed"] and self.rng.random() < self.blind_rate:
+            blind = self.rng.choice([1, 1, 2, 2, 3])
+        candidates = [t["id"] for t in view["rack"] if t["face"] != JOKER]
+        tiles = self.rng.sample(candidates, min(count - blind, len(candidates)))
+        return ConfirmPass(seat=self.seat, tiles=sorted(tiles), blind=blind)
+
+
+def bots_for(seed: int, **kwargs: Any) -> dict[Seat, Bot]:
+    """Four bots with their own reproducible random streams."""
+    return {s: Bot(seat=s, rng=random.Random(f"{seed}:{s.value}"), **kwargs) for s in SEATS}
+
+
+def play(
+    execute: Callable[[Command], list[Event]],
+    view_of: Callable[[Seat], Mapping[str, Any]],
+    bots: Mapping[Seat, Bot],
+    *,
+    rng: random.Random | None = None,
+    max_commands: int = 500,
+) -> int:
+    """Let the bots play until none has anything left to do; return the commands given.
+
+    ``execute`` and ``view_of`` are the table's (or the store's, or the HTTP client's),
+    so the same loop drives an in-memory table, a stored game or a remote one.
+    """
+    rng = rng or random.Random(0)
+    given = 0
+    while given < max_commands:
+        seats = list(bots)
+        rng.shuffle(seats)
+        acted = False
+        for seat in seats:
+            command = bots[seat].decide(view_of(seat))
+            if command is not None:
+                execute(command)
+                given += 1
+                acted = True
+        if not acted:
+            return given
+    raise RuntimeError(f"bots did not finish within {max_commands} commands")

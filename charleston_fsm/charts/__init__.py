@@ -1,0 +1,1 @@
+"""The statecharts: one class per family of rulesets, the single authority on the flow."""

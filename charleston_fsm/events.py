@@ -1,0 +1,48 @@
+"""Domain events: what the table records for every accepted command and every transfer.
+
+Command events (``pass_confirmed``, ``vote_cast`` …) carry the command, so folding them
+through the chart again rebuilds the table; derived events (``tiles_transferred``,
+``pass_resolved``, ``state_changed`` …) are what that fold must reproduce exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .commands import COMMAND_MODELS, COMMAND_OF, Command
+from .seats import Seat
+
+DERIVED_TYPES = frozenset(
+    {"tiles_transferred", "pass_resolved", "courtesy_agreed", "state_changed", "charleston_ended"}
+)
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    seat: Seat | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_command(self) -> bool:
+        return self.type in COMMAND_OF
+
+    def command(self) -> Command:
+        """The command that this event records (command events only)."""
+        assert self.seat is not None
+        model = COMMAND_MODELS[COMMAND_OF[self.type]]
+        fields = {k: v for k, v in self.payload.items() if k in model.model_fields}
+        return model.model_validate({"seat": self.seat, **fields})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "seat": self.seat.value if self.seat else None,
+            "payload": self.payload,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        seat = data.get("seat")
+        return cls(type=data["type"], seat=Seat(seat) if seat else None, payload=data["payload"])

@@ -1,0 +1,57 @@
+"""Seats and pass directions.
+
+Directions are always computed from seats (RULES.md: "Directions come from the seats,
+never from the client"): a client names a seat, the table works out where its tiles go.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Seat(StrEnum):
+    """The four seats in turn order; East is the dealer."""
+
+    EAST = "east"
+    SOUTH = "south"
+    WEST = "west"
+    NORTH = "north"
+
+    @property
+    def index(self) -> int:
+        return SEATS.index(self)
+
+    def toward(self, direction: Direction) -> Seat:
+        """The seat that receives when this seat passes in ``direction``."""
+        return SEATS[(self.index + direction.offset) % 4]
+
+    def source(self, direction: Direction) -> Seat:
+        """The seat this one receives from when everyone passes in ``direction``."""
+        return SEATS[(self.index - direction.offset) % 4]
+
+    @property
+    def opposite(self) -> Seat:
+        return self.toward(Direction.ACROSS)
+
+    @property
+    def label(self) -> str:
+        return self.value.capitalize()
+
+
+class Direction(StrEnum):
+    """Where a pass goes, relative to the giver: Right is the next seat in turn order."""
+
+    RIGHT = "right"
+    ACROSS = "across"
+    LEFT = "left"
+
+    @property
+    def offset(self) -> int:
+        return {"right": 1, "across": 2, "left": 3}[self.value]
+
+    @property
+    def label(self) -> str:
+        return self.value.capitalize()
+
+
+SEATS: tuple[Seat, ...] = (Seat.EAST, Seat.SOUTH, Seat.WEST, Seat.NORTH)

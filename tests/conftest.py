@@ -1,0 +1,1 @@
+"""Shared fixtures. Database fixtures live beside the store tests' needs (see below)."""
