@@ -385,6 +385,9 @@ class Table:
     def courtesy_counts_free(self) -> bool:
         return self.options.courtesy_mode is CourtesyMode.ASYMMETRIC
 
+    def from_east(self, seat: Seat) -> bool:
+        return seat is Seat.EAST
+
     def from_pair_1(self, seat: Seat) -> bool:
         return seat in COURTESY_PAIRS[0]
 

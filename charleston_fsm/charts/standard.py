@@ -169,9 +169,18 @@ class StandardCharleston(StateChart):
         ),
         name="place received tiles",
     )
-    declare_mah_jongg = CHARLESTON_P1_R.to(
-        CHARLESTON_DONE, validators="check_heavenly_hand", on="record_declaration"
-    ) | CHARLESTON_DONE.to(None, validators="check_earthly_hand", on="record_declaration")
+    declare_mah_jongg = Event(
+        CHARLESTON_P1_R.to(
+            CHARLESTON_DONE,
+            cond="from_east",
+            validators="check_heavenly_hand",
+            on="record_declaration",
+        )
+        | CHARLESTON_DONE.to(
+            None, cond="from_east", validators="check_earthly_hand", on="record_declaration"
+        ),
+        name="declare Mah Jongg",
+    )
 
 
 #: What each passing state asks of the players (read by the table, drawn on diagrams).
