@@ -185,21 +185,38 @@ class Table:
     def restore(cls, data: Mapping[str, Any], **kwargs: Any) -> Table:
         """A table continued from :meth:`snapshot` (its event log starts empty)."""
         table = cls(Deal.from_dict(data["deal"]), data["ruleset"], data["options"], **kwargs)
-        table.racks = {Seat(s): list(t) for s, t in data["racks"].items()}
-        table.received = {Seat(s): list(t) for s, t in data["received"].items()}
-        table.selections = {
+        table.load(data)
+        return table
+
+    def load(self, data: Mapping[str, Any]) -> None:
+        """Become the table of ``data`` (a :meth:`snapshot`), re-using this chart instance.
+
+        Building a chart binds every callback afresh (about 2 ms); a store that handles
+        many commands keeps one table per chart class and loads each game into it.
+        """
+        ruleset = _get_ruleset(data["ruleset"])
+        if ruleset.chart is not self.ruleset.chart:
+            raise ValueError(f"a {self.ruleset.chart.__name__} table cannot load {ruleset.name}")
+        self.ruleset = ruleset
+        self.options = ruleset.options(data["options"])
+        self.deal = Deal.from_dict(data["deal"])
+        self.wall = list(self.deal.wall)
+        self.racks = {Seat(s): list(t) for s, t in data["racks"].items()}
+        self.received = {Seat(s): list(t) for s, t in data["received"].items()}
+        self.selections = {
             Seat(s): Declaration(tuple(d["tiles"]), d["blind"])
             for s, d in data["selections"].items()
         }
-        table.votes = {Seat(s): v for s, v in data["votes"].items()}
-        table.offers = {Seat(s): c for s, c in data["offers"].items()}
-        table.agreed = {int(k): v for k, v in data["agreed"].items()}
-        table.declaration = data["declaration"]
-        table.ended_reason = data["ended_reason"]
-        table.passes_resolved = data["passes_resolved"]
-        states = table.chart.states_map
-        table.chart.configuration = OrderedSet(states[v] for v in data["configuration"])
-        return table
+        self.votes = {Seat(s): v for s, v in data["votes"].items()}
+        self.offers = {Seat(s): c for s, c in data["offers"].items()}
+        self.agreed = {int(k): v for k, v in data["agreed"].items()}
+        self.declaration = data["declaration"]
+        self.ended_reason = data["ended_reason"]
+        self.passes_resolved = data["passes_resolved"]
+        self.log = []
+        self._pending = []
+        states = self.chart.states_map
+        self.chart.configuration = OrderedSet(states[v] for v in data["configuration"])
 
     # -- refusals -------------------------------------------------------------------------
     def _refusal(self, command: Command) -> errors.CharlestonError:
