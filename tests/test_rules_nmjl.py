@@ -1,0 +1,664 @@
+"""RULES.md, ruleset ``nmjl``: one test (or a small group) per rule line.
+
+Each test names the line of RULES.md it checks. Tables are built from explicit hands
+(``engine_helpers.PLAIN_HANDS``) so every expected tile can be read off directly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from charleston_fsm import errors
+from charleston_fsm.rulesets import RULESETS, get_ruleset
+from charleston_fsm.seats import SEATS, Direction, Seat
+from charleston_fsm.table import Table, tiles_held
+from charleston_fsm.tiles import FACES, HAND_SIZE, TILE_COUNT, Deal, face, is_joker
+from charleston_fsm.views import seat_view
+
+from engine_helpers import (
+    PLAIN_HANDS,
+    STANDARD_SIZES,
+    E,
+    N,
+    S,
+    W,
+    all_tiles,
+    assert_refused,
+    challenge,
+    change,
+    confirm,
+    declare,
+    events_of,
+    first_charleston,
+    hand_sizes,
+    new_table,
+    offer,
+    pass_step,
+    place,
+    place_all,
+    plain_tiles,
+    run,
+    second_charleston,
+    vote,
+    vote_all,
+    withdraw,
+)
+
+# Where each seat's tiles go in each passing state of the nmjl chart (from the seats).
+RIGHT = {E: S, S: W, W: N, N: E}
+ACROSS = {E: W, S: N, W: E, N: S}
+LEFT = {E: N, S: E, W: S, N: W}
+
+
+# == Seats, directions, tiles ============================================================
+def test_seat_turn_order_and_directions() -> None:
+    # "Seats in turn order: East (dealer), South, West, North."
+    assert SEATS == (E, S, W, N)
+    # "Right of a seat = the next one in that order (East → South), Left = the previous
+    # one (East → North), Across = two away (East ↔ West, South ↔ North)."
+    for seat in SEATS:
+        assert seat.toward(Direction.RIGHT) is RIGHT[seat]
+        assert seat.toward(Direction.ACROSS) is ACROSS[seat]
+        assert seat.toward(Direction.LEFT) is LEFT[seat]
+    # "A pass to the right means every player gives to the right and receives from the left."
+    for seat in SEATS:
+        assert seat.source(Direction.RIGHT) is seat.toward(Direction.LEFT)
+        assert seat.source(Direction.LEFT) is seat.toward(Direction.RIGHT)
+        assert seat.source(Direction.ACROSS) is seat.opposite
+
+
+def test_the_american_set_has_152_distinct_tiles() -> None:
+    # "Bams, Cracks, Dots 1–9 ×4 (108), four Winds ×4 (16), three Dragons ×4 (12 …),
+    # 8 Flowers, 8 Jokers." Every physical tile has its own id.
+    assert TILE_COUNT == 152 == len(FACES)
+    counts = Counter(FACES)
+    for suit in "BCD":
+        for rank in range(1, 10):
+            assert counts[f"{rank}{suit}"] == 4
+    assert sum(counts[f"{r}{s}"] for s in "BCD" for r in range(1, 10)) == 108
+    assert sum(counts[w] for w in ("EW", "SW", "WW", "NW")) == 16
+    assert all(counts[w] == 4 for w in ("EW", "SW", "WW", "NW"))
+    assert sum(counts[d] for d in ("RD", "GD", "WD")) == 12
+    assert counts["F"] == 8
+    assert counts["J"] == 8
+    assert len(counts) == 27 + 4 + 3 + 2
+    assert sum(is_joker(t) for t in range(TILE_COUNT)) == 8
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 12345])
+def test_deal_gives_east_14_and_others_13(seed: int) -> None:
+    # "The deal gives East 14 tiles and every other seat 13."
+    deal = Deal.shuffled(seed)
+    assert {s: len(deal.hands[s]) for s in SEATS} == STANDARD_SIZES == HAND_SIZE
+    dealt = [t for s in SEATS for t in deal.hands[s]] + list(deal.wall)
+    assert sorted(dealt) == list(range(152))
+    assert len(deal.wall) == 152 - 53
+    assert Deal.shuffled(seed) == deal  # reproducible
+
+
+def test_explicit_deal_is_checked() -> None:
+    with pytest.raises(errors.InvalidDeal):
+        Deal.explicit({**PLAIN_HANDS, E: PLAIN_HANDS[E][:13]})
+    with pytest.raises(errors.InvalidDeal):
+        Deal.explicit({**PLAIN_HANDS, S: (0, *PLAIN_HANDS[S][1:])})  # tile 0 dealt twice
+    with pytest.raises(errors.InvalidDeal):
+        Deal.explicit({**PLAIN_HANDS, S: (152, *PLAIN_HANDS[S][1:])})
+    deal = Deal.explicit(PLAIN_HANDS)
+    assert sorted([t for s in SEATS for t in deal.hands[s]] + list(deal.wall)) == list(range(152))
+
+
+# == The step table ======================================================================
+def test_nmjl_full_step_order() -> None:
+    # Table rows 1-9: P1_R, P1_A, P1_L, vote, P2_L, P2_A, P2_R, Courtesy pairs, done.
+    table = new_table()
+    seen = [table.configuration]
+    for _ in range(3):
+        pass_step(table)
+        seen.append(table.configuration)
+    vote_all(table)
+    seen.append(table.configuration)
+    for _ in range(3):
+        pass_step(table)
+        seen.append(table.configuration)
+    assert seen == [
+        ["CHARLESTON_P1_R"],
+        ["CHARLESTON_P1_A"],
+        ["CHARLESTON_P1_L"],
+        ["CHARLESTON_DECIDE_STOP"],
+        ["CHARLESTON_P2_L"],
+        ["CHARLESTON_P2_A"],
+        ["CHARLESTON_P2_R"],
+        [
+            "COURTESY_PASS",
+            "COURTESY_PASS_PAIR_1",
+            "PAIR_1_OFFER",
+            "COURTESY_PASS_PAIR_2",
+            "PAIR_2_OFFER",
+        ],
+    ]
+    run(table, offer(E, 0), offer(W, 0), offer(S, 0), offer(N, 0))
+    assert table.configuration == ["CHARLESTON_DONE"]
+    assert table.finished
+    assert table.ended_reason == "all passes complete"
+    assert events_of(table.log, "charleston_ended")[-1].payload == {"reason": "all passes complete"}
+
+
+@pytest.mark.parametrize(
+    ("steps_before", "state", "targets"),
+    [
+        (0, "CHARLESTON_P1_R", RIGHT),
+        (1, "CHARLESTON_P1_A", ACROSS),
+        (2, "CHARLESTON_P1_L", LEFT),
+        (3, "CHARLESTON_P2_L", LEFT),
+        (4, "CHARLESTON_P2_A", ACROSS),
+        (5, "CHARLESTON_P2_R", RIGHT),
+    ],
+)
+def test_each_standard_pass_goes_where_the_seats_say(
+    steps_before: int, state: str, targets: dict[Seat, Seat]
+) -> None:
+    # "3 tiles to the Right / Across / to the Left", "Directions come from the seats",
+    # "every hand receives exactly what was sent to it".
+    table = new_table()
+    for i in range(steps_before):
+        pass_step(table)
+        if i == 2:
+            vote_all(table)
+    assert table.configuration == [state]
+    place_all(table)
+    sent = {s: plain_tiles(table, s, 3) for s in SEATS}
+    events = run(table, *(confirm(s, sent[s]) for s in SEATS))
+    for seat in SEATS:
+        assert sorted(table.received[targets[seat]]) == sorted(sent[seat])
+        assert not set(sent[seat]) & set(table.hand(seat))
+    transfers = {Seat(e.seat): e.payload for e in events_of(events, "tiles_transferred")}
+    for seat in SEATS:
+        assert transfers[seat]["step"] == state
+        assert transfers[seat]["receiver"] == targets[seat].value
+        assert sorted(transfers[seat]["from_hand"]) == sorted(sent[seat])
+        assert transfers[seat]["forwarded"] == []
+    resolved = events_of(events, "pass_resolved")
+    assert len(resolved) == 1
+    assert resolved[0].payload["moved"] is True
+    assert resolved[0].payload["blind"] is False
+    assert resolved[0].payload["routes"] == {
+        str(t): [s.value, targets[s].value] for s in SEATS for t in sent[s]
+    }
+    # "every hand receives exactly what was sent to it": sizes are back to 14/13/13/13.
+    assert hand_sizes(table) == STANDARD_SIZES
+
+
+def test_second_charleston_order_is_left_across_right() -> None:
+    # "Second Charleston order is Left, Across, Right (player guide and flow document agree)"
+    table = new_table()
+    first_charleston(table)
+    vote_all(table)
+    order = []
+    for _ in range(3):
+        order.append(table.configuration[0])
+        pass_step(table)
+    assert order == ["CHARLESTON_P2_L", "CHARLESTON_P2_A", "CHARLESTON_P2_R"]
+    assert table.options.second_charleston_order.value == "left-across-right"
+
+
+def test_pass_direction_and_count_always_visible() -> None:
+    # "Pass direction and count required are always visible to the player."
+    table = new_table()
+    for _ in range(3):
+        for seat in SEATS:
+            step = seat_view(table, seat)["step"]
+            assert step["count"] == 3
+            assert step["to"] == table.requirement(seat).target(seat).value
+            assert step["from"] == table.requirement(seat).source(seat).value
+            assert step["direction"] in ("right", "across", "left")
+        pass_step(table)
+    assert seat_view(table, E)["step"] is None  # the vote is not a pass
+
+
+# == The vote ============================================================================
+@pytest.mark.parametrize("stopper", SEATS)
+def test_one_stop_skips_to_courtesy(stopper: Seat) -> None:
+    # "each votes continue or stop; one stop skips to the Courtesy Pass"
+    table = new_table()
+    first_charleston(table)
+    assert table.configuration == ["CHARLESTON_DECIDE_STOP"]
+    run(table, *(vote(s, "continue") for s in SEATS if s.index < stopper.index))
+    run(table, vote(stopper, "stop"))
+    assert "COURTESY_PASS" in table.configuration
+    assert not any(c.startswith("CHARLESTON_P2") for c in table.configuration)
+    # the remaining voters have nothing to vote on any more
+    for seat in SEATS:
+        if seat not in table.votes:
+            assert_refused(table, vote(seat, "continue"), errors.NotAllowedNow, "not_allowed_now")
+
+
+def test_four_continues_start_the_second_charleston() -> None:
+    # "four continues start the Second Charleston"; "needs every player's agreement"
+    table = new_table()
+    first_charleston(table)
+    for seat in (E, S, W):
+        run(table, vote(seat, "continue"))
+        assert table.configuration == ["CHARLESTON_DECIDE_STOP"]
+    run(table, vote(N, "continue"))
+    assert table.configuration == ["CHARLESTON_P2_L"]
+
+
+def test_votes_are_public() -> None:
+    table = new_table()
+    first_charleston(table)
+    events = run(table, vote(S, "continue"))
+    assert seat_view(table, N)["game"]["votes"] == {"south": "continue"}
+    assert events[0].type == "vote_cast"
+
+
+# == Courtesy Pass (agreed_min) ==========================================================
+def _to_courtesy(table: Table, second: bool = False) -> None:
+    first_charleston(table)
+    if second:
+        second_charleston(table)
+    else:
+        run(table, vote(E, "stop"))
+    place_all(table)
+
+
+def test_courtesy_pairs_exchange_the_smaller_offer() -> None:
+    # "each player of a pair offers 0–3; the pair exchanges the smaller of the two counts"
+    table = new_table()
+    _to_courtesy(table)
+    events = run(table, offer(E, 3), offer(W, 1))
+    agreed = events_of(events, "courtesy_agreed")
+    assert [e.payload for e in agreed] == [{"pair": ["east", "west"], "count": 1}]
+    assert "PAIR_1_CHOOSE" in table.configuration
+    assert seat_view(table, E)["step"]["count"] == 1
+    assert seat_view(table, W)["step"]["count"] == 1
+    # "Then both choose exactly that many tiles and the pair swaps them at once."
+    assert_refused(table, confirm(E, plain_tiles(table, E, 3)), errors.WrongCount, "wrong_count")
+    e_tile, w_tile = plain_tiles(table, E, 1), plain_tiles(table, W, 1)
+    run(table, confirm(E, e_tile))
+    assert table.received[W] == []  # nothing moves until both confirm
+    run(table, confirm(W, w_tile))
+    assert table.received[W] == e_tile
+    assert table.received[E] == w_tile
+    assert "PAIR_1_DONE" in table.configuration
+    assert hand_sizes(table) == STANDARD_SIZES
+
+
+@pytest.mark.parametrize(("a", "b"), [(0, 3), (3, 0), (0, 0)])
+def test_courtesy_zero_means_no_exchange(a: int, b: int) -> None:
+    # "0 means no exchange for that pair."
+    table = new_table()
+    _to_courtesy(table)
+    before = {s: list(table.hand(s)) for s in SEATS}
+    events = run(table, offer(S, a), offer(N, b))
+    assert events_of(events, "courtesy_agreed")[0].payload["count"] == 0
+    assert "PAIR_2_DONE" in table.configuration
+    assert events_of(events, "tiles_transferred") == []
+    assert {s: list(table.hand(s)) for s in SEATS} == before
+
+
+def test_courtesy_pairs_are_independent_and_parallel() -> None:
+    # "The two pairs never wait for each other; the Charleston ends when both are done."
+    table = new_table()
+    _to_courtesy(table, second=True)
+    run(table, offer(S, 2), offer(N, 2))
+    assert "PAIR_2_CHOOSE" in table.configuration
+    assert "PAIR_1_OFFER" in table.configuration
+    run(table, confirm(S, plain_tiles(table, S, 2)), confirm(N, plain_tiles(table, N, 2)))
+    assert "PAIR_2_DONE" in table.configuration
+    assert "PAIR_1_OFFER" in table.configuration  # pair 1 has not even offered yet
+    assert not table.finished
+    # pair 1 can act in any interleaving with pair 2's placing
+    run(table, offer(W, 1), place(S), offer(E, 2), place(N))
+    assert "PAIR_1_CHOOSE" in table.configuration
+    run(table, confirm(W, plain_tiles(table, W, 1)))
+    assert not table.finished
+    run(table, confirm(E, plain_tiles(table, E, 1)))
+    assert table.configuration == ["CHARLESTON_DONE"]
+    assert hand_sizes(table) == {**STANDARD_SIZES}
+
+
+def test_courtesy_happens_after_second_charleston_too() -> None:
+    table = new_table()
+    _to_courtesy(table, second=True)
+    assert "COURTESY_PASS" in table.configuration
+    run(table, offer(E, 0), offer(W, 0), offer(S, 0), offer(N, 0))
+    assert table.finished
+
+
+def test_courtesy_offers_are_public_to_the_pair() -> None:
+    table = new_table()
+    _to_courtesy(table)
+    run(table, offer(E, 2))
+    assert seat_view(table, W)["courtesy"]["offers"] == {"east": 2}
+    assert seat_view(table, W)["courtesy"]["agreed"] is None
+
+
+# == Blind pass ===========================================================================
+@pytest.mark.parametrize("steps_before", [2, 5])
+def test_blind_pass_allowed_on_steps_3_and_7(steps_before: int) -> None:
+    # "Blind pass (…), on step 3 and step 7 only: a player may give fewer than 3 tiles
+    # from the hand (0, 1 or 2) and pass on, unseen, the rest of the 3"
+    table = new_table()
+    for i in range(steps_before):
+        pass_step(table)
+        if i == 2:
+            vote_all(table)
+    place_all(table)
+    assert seat_view(table, E)["step"]["blind_allowed"] is True
+    own = plain_tiles(table, E, 1)
+    run(table, confirm(E, own, blind=2))
+    others = {s: plain_tiles(table, s, 3) for s in (S, W, N)}
+    run(table, *(confirm(s, others[s]) for s in (S, W, N)))
+    # "Everyone still gives exactly 3 and ends with as many tiles as before."
+    assert hand_sizes(table) == STANDARD_SIZES
+
+
+@pytest.mark.parametrize("steps_before", [0, 1, 3, 4])
+def test_blind_pass_refused_on_other_standard_steps(steps_before: int) -> None:
+    table = new_table()
+    for i in range(steps_before):
+        pass_step(table)
+        if i == 2:
+            vote_all(table)
+    place_all(table)
+    assert seat_view(table, E)["step"]["blind_allowed"] is False
+    assert_refused(
+        table,
+        confirm(E, plain_tiles(table, E, 2), blind=1),
+        errors.BlindPassNotAllowed,
+        "blind_pass_not_allowed",
+    )
+
+
+def test_blind_pass_refused_in_courtesy() -> None:
+    table = new_table()
+    _to_courtesy(table)
+    run(table, offer(E, 3), offer(W, 3))
+    assert_refused(
+        table,
+        confirm(E, plain_tiles(table, E, 2), blind=1),
+        errors.BlindPassNotAllowed,
+        "blind_pass_not_allowed",
+    )
+
+
+@pytest.mark.parametrize("second", [False, True])
+def test_all_blind_with_no_tile_from_any_hand_ends_the_charleston(second: bool) -> None:
+    # "If no player gives any tile from the hand (step 3 or step 7), nothing moves, the
+    # Charleston ends at once and the Courtesy Pass is skipped"
+    table = new_table()
+    pass_step(table)
+    pass_step(table)
+    if second:
+        pass_step(table)
+        vote_all(table)
+        pass_step(table)
+        pass_step(table)
+    place_all(table)
+    before = {s: list(table.hand(s)) for s in SEATS}
+    events = run(table, *(confirm(s, [], blind=3) for s in SEATS))
+    assert table.configuration == ["CHARLESTON_DONE"]
+    assert {s: list(table.hand(s)) for s in SEATS} == before
+    assert events_of(events, "tiles_transferred") == []
+    resolved = events_of(events, "pass_resolved")[0].payload
+    assert resolved["moved"] is False
+    assert resolved["routes"] == {}
+    assert table.ended_reason == "no tiles passed from any hand on a blind pass"
+    assert events_of(events, "charleston_ended")[0].payload == {"reason": table.ended_reason}
+    assert not any(
+        "COURTESY" in c for e in events_of(events, "state_changed") for c in e.payload["to"]
+    )
+    # no Courtesy Pass afterwards
+    assert_refused(table, offer(E, 1), errors.CharlestonOver, "charleston_over")
+
+
+def test_blind_pass_can_be_disabled_by_option() -> None:
+    # Option override: nmjl with {"blind_pass": False}
+    table = new_table("nmjl", {"blind_pass": False})
+    pass_step(table)
+    pass_step(table)
+    place_all(table)
+    assert seat_view(table, E)["step"]["blind_allowed"] is False
+    error = assert_refused(
+        table,
+        confirm(E, plain_tiles(table, E, 1), blind=2),
+        errors.BlindPassNotAllowed,
+        "blind_pass_not_allowed",
+    )
+    assert "no blind pass" in error.message
+
+
+# == Heavenly and Earthly Hands ===========================================================
+def test_heavenly_hand_ends_the_charleston_at_once() -> None:
+    # "Heavenly Hand: before the first pass is confirmed, East alone may declare Mah
+    # Jongg; the Charleston is not played and ends at once."
+    table = new_table()
+    before = {s: list(table.hand(s)) for s in SEATS}
+    events = run(table, declare(E))
+    assert table.configuration == ["CHARLESTON_DONE"]
+    assert table.declaration == {"seat": "east", "kind": "heavenly", "verdict": "pending"}
+    assert table.ended_reason == "Heavenly Hand declared"
+    assert [e.type for e in events] == ["mah_jongg_declared", "charleston_ended", "state_changed"]
+    assert events[0].payload == {"kind": "heavenly", "verdict": "pending"}
+    assert {s: list(table.hand(s)) for s in SEATS} == before
+    assert_refused(
+        table, confirm(S, plain_tiles(table, S, 3)), errors.CharlestonOver, "charleston_over"
+    )
+
+
+def test_heavenly_hand_only_before_any_pass_is_confirmed() -> None:
+    table = new_table()
+    run(table, confirm(S, plain_tiles(table, S, 3)))
+    assert_refused(table, declare(E), errors.HeavenlyHandTooLate, "heavenly_hand_too_late")
+    table = new_table()
+    pass_step(table)
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+
+
+@pytest.mark.parametrize("seat", [S, W, N])
+def test_heavenly_hand_is_east_only(seat: Seat) -> None:
+    table = new_table()
+    assert "declare_mah_jongg" not in seat_view(table, seat)["allowed_commands"]
+    assert "declare_mah_jongg" in seat_view(table, E)["allowed_commands"]
+    assert_refused(table, declare(seat), errors.OnlyEastDeclares, "only_east_declares")
+
+
+def test_hand_checker_is_pluggable() -> None:
+    # "the declaration is recorded for the table or a director to confirm, through a
+    # pluggable hand checker"
+    seen = []
+
+    def checker(tiles):
+        seen.append(sorted(tiles))
+        return "valid"
+
+    table = Table(Deal.explicit(PLAIN_HANDS), "nmjl", hand_checker=checker)
+    run(table, declare(E))
+    assert seen == [sorted(PLAIN_HANDS[E])]
+    assert table.declaration["verdict"] == "valid"
+
+
+def test_earthly_hand_after_the_end() -> None:
+    # "Earthly Hand: once the Charleston is complete, East alone may declare Mah Jongg."
+    table = new_table()
+    _to_courtesy(table)
+    run(table, offer(E, 0), offer(W, 0), offer(S, 0), offer(N, 0))
+    assert table.finished
+    for seat in (S, W, N):
+        assert_refused(table, declare(seat), errors.OnlyEastDeclares, "only_east_declares")
+    events = run(table, declare(E))
+    assert events[0].payload == {"kind": "earthly", "verdict": "pending"}
+    assert table.declaration == {"seat": "east", "kind": "earthly", "verdict": "pending"}
+    assert table.configuration == ["CHARLESTON_DONE"]
+    assert_refused(table, declare(E), errors.AlreadyDeclared, "already_declared")
+
+
+def test_winning_during_the_charleston_does_not_end_it() -> None:
+    # "Winning during the Charleston does not end it: all passes still happen."
+    table = new_table()
+    pass_step(table)
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    pass_step(table)
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    pass_step(table)
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    vote_all(table)
+    for _ in range(3):
+        assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+        pass_step(table)
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    run(table, offer(E, 1))
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+
+
+# == Dead hand ============================================================================
+def test_dead_hand_challenge_is_always_refused() -> None:
+    # "A hand cannot be called dead during the Charleston: such a challenge is refused."
+    table = new_table()
+    checkpoints = [
+        lambda t: None,
+        pass_step,
+        pass_step,
+        pass_step,
+        lambda t: run(t, vote(E, "stop")),
+        lambda t: run(t, offer(E, 0), offer(W, 0), offer(S, 0), offer(N, 0)),
+    ]
+    for advance in checkpoints:
+        advance(table)
+        for seat in SEATS:
+            for target in SEATS:
+                if target is not seat:
+                    assert_refused(
+                        table,
+                        challenge(seat, target),
+                        errors.DeadHandChallengeRefused,
+                        "dead_hand_challenge_refused",
+                    )
+    assert table.finished
+
+
+# == Every pass ===========================================================================
+def test_jokers_are_never_passed() -> None:
+    table = new_table()
+    error = assert_refused(table, confirm(E, [0, 1, 144]), errors.JokerPassed, "joker_passed")
+    assert error.message == "Jokers cannot be passed during the Charleston."
+
+
+def test_confirmed_choice_may_be_withdrawn_or_changed_until_the_pass_resolves() -> None:
+    # "A confirmed choice is locked; it may be withdrawn or changed until the pass resolves"
+    table = new_table()
+    run(table, confirm(E, [0, 1, 2]))
+    assert seat_view(table, E)["selection"]["locked"] is True
+    run(table, change(E, [3, 4, 5]))
+    assert table.selections[E].tiles == (3, 4, 5)
+    run(table, withdraw(E))
+    assert E not in table.selections
+    run(table, confirm(E, [6, 7, 8]))
+    run(table, confirm(S, [13, 14, 15]), confirm(W, [25, 26, 27]))
+    run(table, change(S, [16, 17, 18]))
+    run(table, confirm(N, [37, 38, 39]))
+    assert sorted(table.received[S]) == [6, 7, 8]
+    assert sorted(table.received[W]) == [16, 17, 18]
+    # after the pass resolves there is nothing left to withdraw
+    assert_refused(table, withdraw(E), errors.NothingConfirmed, "nothing_confirmed")
+
+
+def test_nothing_moves_until_everyone_confirms() -> None:
+    # "Nothing moves until every player who must act has confirmed. Then all transfers
+    # happen at once, in one step"
+    table = new_table()
+    before = {s: list(table.hand(s)) for s in SEATS}
+    for seat in (E, S, W):
+        events = run(table, confirm(seat, plain_tiles(table, seat, 3)))
+        assert [e.type for e in events] == ["pass_confirmed"]
+        assert {s: list(table.hand(s)) for s in SEATS} == before
+    events = run(table, confirm(N, plain_tiles(table, N, 3)))
+    assert [e.type for e in events] == [
+        "pass_confirmed",
+        *["tiles_transferred"] * 4,
+        "pass_resolved",
+        "state_changed",
+    ]
+
+
+def test_received_tiles_are_kept_apart_until_placed() -> None:
+    # "Received tiles are shown apart from the rack until the player places them; a
+    # player places them before confirming the next pass."
+    table = new_table()
+    pass_step(table)
+    assert len(table.received[S]) == 3
+    assert len(table.racks[S]) == 10
+    view = seat_view(table, S)
+    assert [t["id"] for t in view["received"]] == table.received[S]
+    assert view["must_place_first"] is True
+    assert_refused(
+        table, confirm(S, plain_tiles(table, S, 3)), errors.TilesNotPlaced, "tiles_not_placed"
+    )
+    received = list(table.received[S])
+    events = run(table, place(S))
+    assert events[0].payload == {"tiles": received}
+    assert table.received[S] == []
+    assert table.racks[S][-3:] == received
+    run(table, confirm(S, received))  # the tiles just received may be passed on
+
+
+def test_placing_can_be_optional_by_option() -> None:
+    table = new_table("nmjl", {"require_placing": False})
+    pass_step(table)
+    received = list(table.received[S])
+    assert seat_view(table, S)["must_place_first"] is False
+    run(table, confirm(S, received))  # straight from beside the rack
+    for seat in (E, W, N):
+        run(table, confirm(seat, plain_tiles(table, seat, 3)))
+    assert hand_sizes(table) == STANDARD_SIZES
+    assert not set(received) & set(table.hand(S))
+
+
+def test_tiles_are_conserved_through_a_whole_game() -> None:
+    table = new_table()
+    _to_courtesy(table, second=True)
+    run(table, offer(E, 2), offer(W, 3), offer(S, 1), offer(N, 1))
+    pass_step(table)
+    assert table.finished
+    assert sorted(all_tiles(table)) == list(range(152))
+    assert sorted(tiles_held(table)) == list(range(152))
+    assert hand_sizes(table) == STANDARD_SIZES
+    for seat in SEATS:
+        assert sum(is_joker(t) for t in table.hand(seat)) == 1  # jokers never moved
+        assert all(face(t) != "J" or t in PLAIN_HANDS[seat] for t in table.hand(seat))
+
+
+# == Rulesets and options =================================================================
+def test_nmjl_is_the_default_ruleset() -> None:
+    table = Table(Deal.explicit(PLAIN_HANDS))
+    assert table.ruleset.name == "nmjl"
+    assert table.options == RULESETS["nmjl"].defaults
+    assert table.options.blind_pass is True
+    assert table.options.courtesy_mode.value == "agreed_min"
+    assert table.options.require_placing is True
+
+
+def test_unknown_option_is_refused() -> None:
+    with pytest.raises(errors.InvalidOption) as info:
+        new_table("nmjl", {"ding_dong": True})
+    assert info.value.code == "invalid_option"
+    assert info.value.kind == "setup"
+    with pytest.raises(errors.InvalidOption):
+        new_table("nmjl", {"courtesy_mode": "whatever"})
+    with pytest.raises(errors.InvalidOption):
+        get_ruleset("nmjl").options({"second_charleston_order": "right-left"})
+
+
+def test_unknown_ruleset_is_refused() -> None:
+    with pytest.raises(errors.UnknownRuleset) as info:
+        new_table("mahjong-soul")
+    assert info.value.code == "unknown_ruleset"
+
+
+def test_nmjl_with_house_order_override() -> None:
+    table = new_table("nmjl", {"second_charleston_order": "across-left-right"})
+    first_charleston(table)
+    vote_all(table)
+    assert table.configuration == ["CHARLESTON_P2_A"]
