@@ -9,14 +9,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
-from charleston_fsm import errors
-from charleston_fsm.rulesets import RULESETS, get_ruleset
-from charleston_fsm.seats import SEATS, Direction, Seat
-from charleston_fsm.table import Table, tiles_held
-from charleston_fsm.tiles import FACES, HAND_SIZE, TILE_COUNT, Deal, face, is_joker
-from charleston_fsm.views import seat_view
-
 from engine_helpers import (
     PLAIN_HANDS,
     STANDARD_SIZES,
@@ -45,6 +37,13 @@ from engine_helpers import (
     vote_all,
     withdraw,
 )
+
+from charleston_fsm import errors
+from charleston_fsm.rulesets import RULESETS, get_ruleset
+from charleston_fsm.seats import SEATS, Direction, Seat
+from charleston_fsm.table import Table, tiles_held
+from charleston_fsm.tiles import FACES, HAND_SIZE, TILE_COUNT, Deal, face, is_joker
+from charleston_fsm.views import seat_view
 
 # Where each seat's tiles go in each passing state of the nmjl chart (from the seats).
 RIGHT = {E: S, S: W, W: N, N: E}
