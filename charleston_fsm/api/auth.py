@@ -1,0 +1,60 @@
+"""Tokens: random secrets handed out once, stored only as their SHA-256.
+
+One token per seat and one for the director are made when a game is created
+(``secrets.token_urlsafe``); the store keeps ``sha256(token)`` hex digests in the game's
+``credentials`` and answers ``role_for(game_id, digest)``. Creating games needs the
+platform key when ``CHARLESTON_PLATFORM_KEY`` is set. Every token travels in
+``Authorization: Bearer <token>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from fastapi import Request
+
+from ..seats import SEATS
+from .problems import forbidden, unauthorized
+
+ROLES = (*(s.value for s in SEATS), "director")
+PLATFORM_RULE = "Games are created by the platform, with its key when one is configured."
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def bearer_token(request: Request) -> str | None:
+    """The bearer token of the request; ``None`` when there is no Authorization header."""
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise unauthorized(
+            "malformed_authorization",
+            "Send the token as 'Authorization: Bearer <token>'.",
+        )
+    return token.strip()
+
+
+def check_platform_key(request: Request, platform_key: str | None) -> None:
+    if not platform_key:
+        return
+    token = bearer_token(request)
+    if token is None:
+        raise unauthorized(
+            "missing_platform_key",
+            "This service is configured with a platform key: send it as "
+            "'Authorization: Bearer <platform key>' to create games.",
+        )
+    if not hmac.compare_digest(token.encode(), platform_key.encode()):
+        raise forbidden(
+            "wrong_platform_key", "This is not the platform key of this service.", PLATFORM_RULE
+        )
