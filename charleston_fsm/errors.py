@@ -4,7 +4,8 @@ Every refusal has a stable machine-readable ``code``, the ``rule`` it enforces (
 player would recognise) and a ``message`` that says what went wrong and what to do.
 ``kind`` tells callers how to classify it without the engine knowing about HTTP:
 ``rule`` (the command breaks a rule), ``not_now`` (the command is not valid in the
-current state) and ``setup`` (a game cannot be created like that).
+current state), ``setup`` (a game cannot be created like that) and ``not_found``
+(the game does not exist; raised by the store).
 
 Messages only ever name the acting seat's own tiles or the tile ids it sent, so an
 error can be shown to that seat without leaking anyone else's concealed tiles.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-ErrorKind = Literal["rule", "not_now", "setup"]
+ErrorKind = Literal["rule", "not_now", "setup", "not_found"]
 
 
 class CharlestonError(Exception):

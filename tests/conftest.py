@@ -1,1 +1,183 @@
 """Shared fixtures. Database fixtures live beside the store tests' needs (see below)."""
+
+# -- database fixtures -----------------------------------------------------------------
+#
+#   store         a migrated GameStore, parametrized over both backends: [sqlite], [postgres]
+#   db_url        the URL behind ``store`` (same parametrization), for code that opens
+#                 its own GameStore (another process, the HTTP app)
+#   sqlite_store  / sqlite_url    SQLite only (a fresh file in tmp_path)
+#   pg_store      / pg_url        PostgreSQL only
+#   pg_empty_url  a fresh PostgreSQL database with no tables (migration tests)
+#   pg_admin_url  the server's admin URL (session)
+#
+# Every test gets its own database: a copy of a migrated template (PostgreSQL: CREATE
+# DATABASE ... TEMPLATE, about 0.1 s; SQLite: a copied file), dropped afterwards.
+#
+# PostgreSQL comes from $CHARLESTON_TEST_DATABASE_URL, else
+# postgresql+psycopg://postgres@127.0.0.1:5432/postgres, used as admin to create and drop
+# the databases. When no server answers, PostgreSQL tests are skipped with a warning and
+# a line in the terminal summary; under CI=true they fail instead.
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
+
+from charleston_fsm.store import GameStore
+from charleston_fsm.store.urls import render, resolve_url
+
+PG_ENV = "CHARLESTON_TEST_DATABASE_URL"
+PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+_RUN = uuid.uuid4().hex[:8]
+_pg_problem: list[str] = []  # why PostgreSQL tests were skipped (for the summary)
+
+
+class PostgresUnavailableWarning(UserWarning):
+    """No PostgreSQL server answered: its tests were skipped."""
+
+
+def _libpq(url: str) -> str:
+    """A SQLAlchemy URL as a libpq connection string (psycopg.connect)."""
+    return render(make_url(url).set(drivername="postgresql"))
+
+
+def _with_database(url: str, name: str) -> str:
+    return render(resolve_url(url).set(database=name))
+
+
+def _admin(admin_url: str) -> psycopg.Connection:
+    return psycopg.connect(_libpq(admin_url), autocommit=True, connect_timeout=5)
+
+
+def _drop(admin_url: str, name: str) -> None:
+    with _admin(admin_url) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url() -> str:
+    """The PostgreSQL admin URL; skips (fails under CI=true) when no server answers."""
+    url = render(resolve_url(os.environ.get(PG_ENV) or PG_DEFAULT))
+    if _pg_problem:
+        _unavailable(_pg_problem[0])
+    try:
+        with _admin(url) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        reason = f"PostgreSQL unreachable at {make_url(url)!r}: {str(exc).strip()}"
+        _pg_problem.append(reason)
+        _unavailable(reason)
+    return url
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: PostgreSQL tests must run)", pytrace=False)
+    warnings.warn(PostgresUnavailableWarning(reason), stacklevel=2)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def _pg_template(pg_admin_url: str) -> Iterator[str]:
+    """A database migrated to head once per session; each test gets a copy of it."""
+    name = f"charleston_test_{_RUN}_template"
+    with _admin(pg_admin_url) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        store = GameStore(_with_database(pg_admin_url, name))
+        store.upgrade()
+        store.dispose()
+        yield name
+    finally:
+        _drop(pg_admin_url, name)
+
+
+_counter = iter(range(1_000_000))
+
+
+@pytest.fixture
+def pg_url(pg_admin_url: str, _pg_template: str) -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database for this test (dropped afterwards)."""
+    name = f"charleston_test_{_RUN}_{next(_counter)}"
+    with _admin(pg_admin_url) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{_pg_template}" STRATEGY FILE_COPY')
+    try:
+        yield _with_database(pg_admin_url, name)
+    finally:
+        _drop(pg_admin_url, name)
+
+
+@pytest.fixture
+def pg_empty_url(pg_admin_url: str) -> Iterator[str]:
+    """A fresh PostgreSQL database with no tables at all (dropped afterwards)."""
+    name = f"charleston_test_{_RUN}_{next(_counter)}_empty"
+    with _admin(pg_admin_url) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_database(pg_admin_url, name)
+    finally:
+        _drop(pg_admin_url, name)
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sqlite-template") / "template.sqlite3"
+    store = GameStore(f"sqlite:///{path}")
+    store.upgrade()
+    store.dispose()
+    return path
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path, _sqlite_template: Path) -> str:
+    """A fresh, migrated SQLite file for this test."""
+    path = tmp_path / "charleston.sqlite3"
+    shutil.copyfile(_sqlite_template, path)
+    return f"sqlite:///{path}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest) -> str:
+    """A fresh, migrated database of each backend (the URL; see ``store``)."""
+    fixture = "sqlite_url" if request.param == "sqlite" else "pg_url"
+    return request.getfixturevalue(fixture)
+
+
+def _store(url: str) -> Iterator[GameStore]:
+    store = GameStore(url)
+    try:
+        yield store
+    finally:
+        store.dispose()
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[GameStore]:
+    """A migrated GameStore on a fresh database, once per backend."""
+    yield from _store(db_url)
+
+
+@pytest.fixture
+def pg_store(pg_url: str) -> Iterator[GameStore]:
+    yield from _store(pg_url)
+
+
+@pytest.fixture
+def sqlite_store(sqlite_url: str) -> Iterator[GameStore]:
+    yield from _store(sqlite_url)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _pg_problem:
+        terminalreporter.write_sep("!", "PostgreSQL tests SKIPPED", red=True, bold=True)
+        terminalreporter.write_line(
+            f"{_pg_problem[0]}\n-> start a server (scripts/ensure-postgres.sh) or set {PG_ENV}."
+        )

@@ -1,0 +1,113 @@
+"""The tables of the event store (SQLAlchemy 2 declarative models).
+
+Every table is keyed by the game first, and every unique constraint includes
+``game_id``: the schema can be distributed by game (Citus), and no statement ever needs
+more than the rows of one game. See ``docs/store.md``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+#: JSON on SQLite, JSONB on PostgreSQL (indexable, compact; key order is not kept,
+#: which the hash chain does not rely on: it hashes canonical JSON).
+JSONDoc = JSON().with_variant(JSONB(), "postgresql")
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {dict[str, Any]: JSONDoc}
+
+
+class GameRow(Base):
+    """One game: its setup, and ``last_seq`` (the row that serialises its writers)."""
+
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ruleset: Mapped[str] = mapped_column(String(32))
+    options: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    players: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
+    last_seq: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+
+
+class EventRow(Base):
+    """Append-only: one row per thing the table recorded, chained by hash."""
+
+    __tablename__ = "events"
+
+    game_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    type: Mapped[str] = mapped_column(String(32))
+    seat: Mapped[str | None] = mapped_column(String(8))
+    step: Mapped[str | None] = mapped_column(String(32))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    command_id: Mapped[str | None] = mapped_column(String(128))
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class CommandRow(Base):
+    """One accepted command per client-chosen id: what makes a retry idempotent."""
+
+    __tablename__ = "commands"
+
+    game_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    command_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    command: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
+    first_seq: Mapped[int] = mapped_column(Integer)
+    last_seq: Mapped[int] = mapped_column(Integer)
+
+
+class ProjectionRow(Base):
+    """The table after event ``seq``: a snapshot, so a command needs no fold."""
+
+    __tablename__ = "projections"
+
+    game_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer)
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
+
+
+class CredentialRow(Base):
+    """Who may act as which seat (or direct): the sha256 of a bearer token per role."""
+
+    __tablename__ = "game_credentials"
+
+    game_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    role: Mapped[str] = mapped_column(String(16), primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64))
+
+
+metadata = Base.metadata
