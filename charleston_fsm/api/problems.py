@@ -100,8 +100,12 @@ def problem(
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
+#: store refusals that are about the service, not the command
+STATUS_OF_CODE = {"store_unavailable": 503, "schema_not_current": 503}
+
+
 def status_for(error: CharlestonError) -> int:
-    return STATUS_OF_KIND.get(error.kind, 422)
+    return STATUS_OF_CODE.get(error.code) or STATUS_OF_KIND.get(error.kind, 422)
 
 
 def validation_detail(errors: list[Any]) -> str:
