@@ -496,7 +496,11 @@ class Table:
                 (self.racks if tile in self.racks[handover.giver] else self.received)[
                     handover.giver
                 ].remove(tile)
-            kept = set(result.kept[handover.receiver])
+            # a tile can reach the same seat more than once in a blind chain: it is kept
+            # only from the handover that brought it last
+            kept = [
+                t for t in result.kept[handover.receiver] if result.routes[t][-2] is handover.giver
+            ]
             self._emit(
                 "tiles_transferred",
                 handover.giver,
@@ -505,7 +509,7 @@ class Table:
                     "receiver": handover.receiver.value,
                     "from_hand": handover.from_hand,
                     "forwarded": handover.forwarded,
-                    "kept": [t for t in handover.from_hand + handover.forwarded if t in kept],
+                    "kept": kept,
                 },
             )
         for seat, tiles in result.kept.items():
