@@ -10,8 +10,9 @@
 #   pg_empty_url  a fresh PostgreSQL database with no tables (migration tests)
 #   pg_admin_url  the server's admin URL (session)
 #
-# Every test gets its own database: a copy of a migrated template (PostgreSQL: CREATE
-# DATABASE ... TEMPLATE, about 0.1 s; SQLite: a copied file), dropped afterwards.
+# Every test starts from an empty, migrated database: PostgreSQL's is created (unique
+# name) and migrated once per session, emptied (TRUNCATE) before each test and dropped at
+# the end; SQLite's is a fresh copy of a migrated file in the test's tmp_path.
 #
 # PostgreSQL comes from $CHARLESTON_TEST_DATABASE_URL, else
 # postgresql+psycopg://postgres@127.0.0.1:5432/postgres, used as admin to create and drop
@@ -86,33 +87,36 @@ def _unavailable(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def _pg_template(pg_admin_url: str) -> Iterator[str]:
-    """A database migrated to head once per session; each test gets a copy of it."""
-    name = f"charleston_test_{_RUN}_template"
+def _pg_database(pg_admin_url: str) -> Iterator[str]:
+    """This session's database (a unique name), migrated to head once, dropped at the end."""
+    name = f"charleston_test_{_RUN}"
     with _admin(pg_admin_url) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
-        store = GameStore(_with_database(pg_admin_url, name))
+        url = _with_database(pg_admin_url, name)
+        store = GameStore(url)
         store.upgrade()
         store.dispose()
-        yield name
+        yield url
     finally:
         _drop(pg_admin_url, name)
 
 
 _counter = iter(range(1_000_000))
+_TABLES = "game_credentials, projections, commands, events, games"
 
 
 @pytest.fixture
-def pg_url(pg_admin_url: str, _pg_template: str) -> Iterator[str]:
-    """A fresh, migrated PostgreSQL database for this test (dropped afterwards)."""
-    name = f"charleston_test_{_RUN}_{next(_counter)}"
-    with _admin(pg_admin_url) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{_pg_template}" STRATEGY FILE_COPY')
-    try:
-        yield _with_database(pg_admin_url, name)
-    finally:
-        _drop(pg_admin_url, name)
+def pg_url(_pg_database: str) -> str:
+    """The session's migrated PostgreSQL database, emptied for this test.
+
+    Emptying needs every connection of the previous test closed: dispose the stores you
+    open yourself (the ``*store`` fixtures do).
+    """
+    with psycopg.connect(_libpq(_pg_database), autocommit=True) as conn:
+        conn.execute("SET lock_timeout = '20s'")
+        conn.execute(f"TRUNCATE {_TABLES}")
+    return _pg_database
 
 
 @pytest.fixture

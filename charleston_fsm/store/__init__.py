@@ -3,6 +3,7 @@
 See ``docs/architecture.md`` (the contract) and ``docs/store.md`` (schema and queries).
 """
 
+from .audit import AuditReport, Confirmation, PassAudit, Transfer
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -29,7 +30,9 @@ __all__ = [
     "DEFAULT_URL",
     "ENV_VAR",
     "NOTIFY_CHANNEL",
+    "AuditReport",
     "CommandIdConflict",
+    "Confirmation",
     "Conflict",
     "EventNotFound",
     "ExecuteResult",
@@ -37,10 +40,12 @@ __all__ = [
     "GameStore",
     "GameSummary",
     "InvalidGameSetup",
+    "PassAudit",
     "SchemaNotCurrent",
     "StoreError",
     "StoreUnavailable",
     "StoredEvent",
+    "Transfer",
     "Verification",
     "alembic_config",
     "hash_token",

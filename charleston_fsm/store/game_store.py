@@ -35,6 +35,7 @@ from ..rulesets import get_ruleset
 from ..seats import SEATS, Seat
 from ..table import Table
 from ..tiles import Deal
+from .audit import AuditReport, build_audit
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -583,9 +584,7 @@ class GameStore:
         """
         return _fold(self.events(game_id), at)
 
-    def audit(self, game_id: str) -> Any:
-        from .audit import build_audit
-
+    def audit(self, game_id: str) -> AuditReport:
         rows = self.events(game_id)
         return build_audit(rows, self.verify(game_id, rows=rows))
 

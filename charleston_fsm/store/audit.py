@@ -1,0 +1,256 @@
+"""A director's audit of one game, read from its event rows alone.
+
+Per pass: who confirmed (or changed, or withdrew) what and when, who gave which tiles
+to whom, and the route of every tile forwarded blind. Then the votes, courtesy offers
+and agreements, placements, declarations, the end, and the hash chain's verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..rulesets import get_ruleset
+from ..tiles import describe
+from .hashing import canonical_time
+
+if TYPE_CHECKING:
+    from .game_store import StoredEvent, Verification
+
+_ACTIONS = {"pass_confirmed": "confirmed", "pass_changed": "changed", "pass_withdrawn": "withdrawn"}
+
+
+@dataclass
+class Confirmation:
+    seq: int
+    at: str
+    seat: str
+    action: str  # confirmed | changed | withdrawn
+    tiles: list[int]
+    blind: int
+
+
+@dataclass
+class Transfer:
+    seq: int
+    at: str
+    giver: str
+    receiver: str
+    from_hand: list[int]
+    forwarded: list[int]
+    kept: list[int]
+
+
+@dataclass
+class PassAudit:
+    number: int
+    step: str
+    label: str
+    confirmations: list[Confirmation] = field(default_factory=list)
+    transfers: list[Transfer] = field(default_factory=list)
+    blind_routes: dict[str, list[str]] = field(default_factory=dict)
+    moved: bool | None = None
+    blind: bool | None = None
+    resolved_seq: int | None = None
+    resolved_at: str | None = None
+
+
+@dataclass
+class AuditReport:
+    game_id: str
+    ruleset: str
+    options: dict[str, Any]
+    players: dict[str, Any]
+    created_at: str
+    seed: int | None
+    deal: dict[str, Any]
+    last_seq: int
+    passes: list[PassAudit] = field(default_factory=list)
+    votes: list[dict[str, Any]] = field(default_factory=list)
+    courtesy_offers: list[dict[str, Any]] = field(default_factory=list)
+    courtesy_agreements: list[dict[str, Any]] = field(default_factory=list)
+    placements: list[dict[str, Any]] = field(default_factory=list)
+    declarations: list[dict[str, Any]] = field(default_factory=list)
+    ended: dict[str, Any] | None = None
+    verification: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_text(self) -> str:
+        title = get_ruleset(self.ruleset).title
+        lines = [
+            f"Audit of game {self.game_id} ({self.ruleset}: {title})",
+            f"Created {self.created_at}"
+            + (f", seed {self.seed}" if self.seed is not None else "")
+            + f"; {self.last_seq} event rows.",
+        ]
+        if self.players:
+            lines.append(
+                "Players: " + ", ".join(f"{s.capitalize()} {n}" for s, n in self.players.items())
+            )
+        v = self.verification
+        chain = "intact" if v.get("ok") else f"BROKEN at seq {v.get('first_bad_seq')}"
+        lines.append(f"Hash chain: {chain} ({v.get('message')})")
+        lines.append("Deal:")
+        for seat, hand in self.deal["hands"].items():
+            lines.append(f"  {seat.capitalize():<6} {describe(hand)}")
+        for p in self.passes:
+            lines.append("")
+            status = (
+                f"resolved at seq {p.resolved_seq}, {_clock(p.resolved_at)}"
+                if p.resolved_seq
+                else "not resolved yet"
+            )
+            extra = " (blind pass)" if p.blind else ""
+            extra += "; nothing moved" if p.moved is False else ""
+            lines.append(f"Pass {p.number}: {p.label} [{p.step}], {status}{extra}")
+            for c in p.confirmations:
+                blind = f" + {c.blind} blind" if c.blind else ""
+                what = "" if c.action == "withdrawn" else f" {describe(c.tiles) or '(none)'}{blind}"
+                lines.append(
+                    f"  {_clock(c.at)}  seq {c.seq:<4} {c.seat.capitalize():<6} {c.action}{what}"
+                )
+            for t in p.transfers:
+                fwd = f", forwards unseen {describe(t.forwarded)}" if t.forwarded else ""
+                lines.append(
+                    f"  seq {t.seq:<4} {t.giver.capitalize()} -> {t.receiver.capitalize()}: "
+                    f"{describe(t.from_hand) or '(none from hand)'}{fwd}"
+                )
+            for tile, route in p.blind_routes.items():
+                path = " -> ".join(s.capitalize() for s in route)
+                lines.append(f"  blind route {describe([int(tile)])}: {path}")
+        sections = [
+            ("Votes", self.votes, lambda e: f"{e['seat'].capitalize()} votes {e['choice']}"),
+            (
+                "Courtesy offers",
+                self.courtesy_offers,
+                lambda e: f"{e['seat'].capitalize()} offers {e['count']}",
+            ),
+            (
+                "Courtesy agreements",
+                self.courtesy_agreements,
+                lambda e: (
+                    f"{' and '.join(s.capitalize() for s in e['pair'])} agree on {e['count']}"
+                ),
+            ),
+            (
+                "Placements",
+                self.placements,
+                lambda e: f"{e['seat'].capitalize()} places {describe(e['tiles'])}",
+            ),
+            (
+                "Declarations",
+                self.declarations,
+                lambda e: (
+                    f"{e['seat'].capitalize()} declares Mah Jongg "
+                    f"({e['kind']} hand, {e['verdict']})"
+                ),
+            ),
+        ]
+        for title_, entries, render in sections:
+            if entries:
+                lines.append("")
+                lines.append(f"{title_}:")
+                for e in entries:
+                    lines.append(f"  {_clock(e['at'])}  seq {e['seq']:<4} {render(e)}")
+        lines.append("")
+        if self.ended:
+            lines.append(
+                f"Charleston over at seq {self.ended['seq']}, {_clock(self.ended['at'])}: "
+                f"{self.ended['reason']}"
+            )
+        else:
+            lines.append("The Charleston is not over yet.")
+        return "\n".join(lines)
+
+
+def _clock(at: str | None) -> str:
+    """``2026-11-21T07:30:27.123456Z`` as ``07:30:27.123``."""
+    return at[11:23] if at else "?"
+
+
+def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> AuditReport:
+    setup = rows[0].payload
+    rules = get_ruleset(setup["ruleset"])
+    report = AuditReport(
+        game_id=rows[0].game_id,
+        ruleset=setup["ruleset"],
+        options=setup["options"],
+        players=setup.get("players") or {},
+        created_at=canonical_time(rows[0].created_at),
+        seed=setup.get("seed"),
+        deal=setup["deal"],
+        last_seq=rows[-1].seq,
+        verification=verification.to_dict(),
+    )
+    passes: dict[str, PassAudit] = {}
+
+    def pass_of(step: str) -> PassAudit:
+        if step not in passes:
+            label = rules.steps[step].label if step in rules.steps else step
+            passes[step] = PassAudit(number=len(passes) + 1, step=step, label=label)
+        return passes[step]
+
+    for row in rows[1:]:
+        p, at, seat = row.payload, canonical_time(row.created_at), row.seat
+        if row.type in _ACTIONS and row.step:
+            pass_of(row.step).confirmations.append(
+                Confirmation(
+                    seq=row.seq,
+                    at=at,
+                    seat=seat or "",
+                    action=_ACTIONS[row.type],
+                    tiles=list(p.get("tiles", [])),
+                    blind=p.get("blind", 0),
+                )
+            )
+        elif row.type == "tiles_transferred":
+            pass_of(p["step"]).transfers.append(
+                Transfer(
+                    seq=row.seq,
+                    at=at,
+                    giver=seat or "",
+                    receiver=p["receiver"],
+                    from_hand=list(p["from_hand"]),
+                    forwarded=list(p["forwarded"]),
+                    kept=list(p["kept"]),
+                )
+            )
+        elif row.type == "pass_resolved":
+            audit = pass_of(p["step"])
+            audit.moved, audit.blind = p["moved"], p["blind"]
+            audit.resolved_seq, audit.resolved_at = row.seq, at
+            audit.blind_routes = {t: r for t, r in p["routes"].items() if len(r) > 2}
+        elif row.type == "vote_cast":
+            report.votes.append({"seq": row.seq, "at": at, "seat": seat, "choice": p["choice"]})
+        elif row.type == "courtesy_offered":
+            report.courtesy_offers.append(
+                {"seq": row.seq, "at": at, "seat": seat, "count": p["count"]}
+            )
+        elif row.type == "courtesy_agreed":
+            report.courtesy_agreements.append(
+                {"seq": row.seq, "at": at, "pair": p["pair"], "count": p["count"]}
+            )
+        elif row.type == "tiles_placed":
+            report.placements.append(
+                {"seq": row.seq, "at": at, "seat": seat, "tiles": list(p["tiles"])}
+            )
+        elif row.type == "mah_jongg_declared":
+            report.declarations.append(
+                {
+                    "seq": row.seq,
+                    "at": at,
+                    "seat": seat,
+                    "kind": p["kind"],
+                    "verdict": p["verdict"],
+                }
+            )
+        elif row.type == "charleston_ended":
+            report.ended = {"seq": row.seq, "at": at, "reason": p["reason"]}
+    report.passes = sorted(passes.values(), key=lambda a: a.number)
+    return report
+
+
+__all__ = ["AuditReport", "Confirmation", "PassAudit", "Transfer", "build_audit"]
