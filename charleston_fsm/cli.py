@@ -43,6 +43,44 @@ def play_command(
         raise typer.Exit(1)
 
 
+@app.command("diagram")
+def diagram_command(
+    ruleset: str | None = typer.Option(None, help="One ruleset (default: every ruleset)."),
+    fmt: str = typer.Option("all", "--format", help="svg, dot, mermaid or all."),
+    out: str | None = typer.Option(
+        None, help="Directory (default: diagrams/ at the repository root), or a file name."
+    ),
+    game: str | None = typer.Option(
+        None, help="A stored game's id: its chart with the active states filled (default out: .)."
+    ),
+    database_url: str | None = typer.Option(
+        None, "--database-url", envvar="CHARLESTON_DATABASE_URL", help="The store, with --game."
+    ),
+) -> None:
+    """Draw the rulesets' statecharts (or one stored game's) from the chart classes."""
+    from pathlib import Path
+
+    from .diagrams import run_command
+
+    loaded = None
+    if game is not None:
+        from .store import GameNotFound
+
+        try:
+            loaded = (game, _open_store(database_url, migrate_empty=False).table(game))
+        except GameNotFound as exc:
+            console.print(f"[red]{exc}", highlight=False)
+            raise typer.Exit(1) from None
+    code = run_command(
+        ruleset=ruleset,
+        fmt=fmt,
+        out=Path(out) if out else None,
+        game=loaded,
+        echo=lambda line: console.print(line, highlight=False, markup=False),
+    )
+    raise typer.Exit(code)
+
+
 @app.callback()
 def main() -> None:
     """Run one of the commands below."""

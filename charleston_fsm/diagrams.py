@@ -631,9 +631,12 @@ def to_mermaid(view: ChartView) -> str:
     lines.append("    end note")
     if view.active:
         lines.append(f"    classDef active fill:{_ACTIVE_FILL},stroke:#333,stroke-width:3px")
-        for sid in view.nodes:
+        lines.append(
+            f"    classDef activeGroup fill:{_ACTIVE_CLUSTER_FILL},stroke:#333,stroke-width:3px"
+        )
+        for sid, node in view.nodes.items():
             if sid in view.active:
-                lines.append(f"    class {sid} active")
+                lines.append(f"    class {sid} {'activeGroup' if node.children else 'active'}")
     return "\n".join(lines) + "\n"
 
 
@@ -783,10 +786,14 @@ def run_command(
     ruleset: str | None,
     fmt: str,
     out: Path | None,
-    game: str | None,
     echo: Callable[[str], None],
+    game: tuple[str, Table] | None = None,
 ) -> int:
-    """The body of ``charleston-fsm diagram``; returns the exit code."""
+    """The body of ``charleston-fsm diagram``; returns the exit code.
+
+    ``game`` is ``(game id, table)`` for a stored game (the CLI loads it from the store).
+    ``out`` is a directory, or a file name when one ruleset in one format is asked for.
+    """
     formats: list[Format]
     if fmt == "all":
         formats = ["dot", "mermaid", "svg"]
@@ -799,51 +806,41 @@ def run_command(
         echo(f"There is no ruleset {ruleset!r}; choose one of: {', '.join(RULESETS)}.")
         return 2
     if game is not None:
-        return _write_game(game, formats, out, echo)
-    out_dir = out or default_out_dir()
-    if out_dir.suffix and len(formats) == 1 and ruleset:
-        # a single file named by --out
-        try:
-            text = render(ruleset, formats[0])
-        except GraphvizNotFoundError:
-            echo(INSTALL_GRAPHVIZ)
-            return 1
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        out_dir.write_text(text, encoding="utf-8")
-        echo(f"wrote {out_dir}")
-        return 0
-    result = write_all(out_dir, [ruleset] if ruleset else None, formats)
+        game_id, table = game
+        title = f"Game {game_id}, ruleset {table.ruleset.name}"
+        where = out or Path(".")
+        return _write(
+            lambda f: live(table, f, title=title), f"game-{game_id}", formats, where, echo
+        )
+    if ruleset is not None:
+        return _write(lambda f: render(ruleset, f), ruleset, formats, out, echo)
+    result = write_all(out or default_out_dir(), None, formats)
     for path in result.paths:
         echo(f"wrote {path}")
     for problem in result.problems:
         echo(problem)
-    if result.problems and "svg" in formats:
-        echo("DOT and Mermaid were still written." if len(formats) > 1 else "")
+    if result.problems and len(formats) > 1:
+        echo("DOT and Mermaid were written all the same.")
     return 1 if result.problems and formats == ["svg"] else 0
 
 
-def _write_game(game: str, formats: list[Format], out: Path | None, echo) -> int:
-    try:
-        from .store import GameStore  # type: ignore[attr-defined]
-    except ImportError:
-        echo("The game store is not available in this build: --game needs charleston_fsm.store.")
-        return 2
-    store = GameStore()
-    try:
-        table = store.table(game)
-    except Exception as exc:  # the store's GameNotFound and friends
-        echo(f"Cannot load game {game!r}: {exc}")
-        return 1
-    target = out or Path(".")
-    single = target.suffix and len(formats) == 1
+def _write(
+    draw: Callable[[Format], str],
+    stem: str,
+    formats: Sequence[Format],
+    out: Path | None,
+    echo: Callable[[str], None],
+) -> int:
+    single_file = out is not None and out.suffix != "" and len(formats) == 1
     code = 0
     for fmt in formats:
-        path = target if single else target / f"game-{game}.{FORMATS[fmt]}"
+        path = out if single_file else (out or default_out_dir()) / f"{stem}.{FORMATS[fmt]}"
+        assert path is not None
         try:
-            text = live(table, fmt, title=f"Game {game}, ruleset {table.ruleset.name}")
+            text = draw(fmt)
         except GraphvizNotFoundError:
             echo(INSTALL_GRAPHVIZ)
-            code = 1
+            code = 1 if len(formats) == 1 else code
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
