@@ -1,0 +1,95 @@
+"""Migrations: empty -> head -> base -> head on PostgreSQL, and models == migrations."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect
+
+from charleston_fsm.store import GameStore
+from charleston_fsm.store.models import metadata
+
+TABLES = {"games", "events", "commands", "projections", "game_credentials"}
+
+
+def pending_diff(store: GameStore) -> list:
+    with store.engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        return compare_metadata(context, metadata)
+
+
+def tables(store: GameStore) -> set[str]:
+    return set(inspect(store.engine).get_table_names()) - {"alembic_version"}
+
+
+@pytest.mark.postgres
+def test_upgrade_downgrade_upgrade_on_postgres(pg_empty_url: str) -> None:
+    store = GameStore(pg_empty_url)
+    try:
+        assert store.schema_status() == "empty"
+        assert tables(store) == set()
+        store.upgrade()
+        assert store.schema_status() == "current"
+        assert tables(store) == TABLES
+        game_id = store.create_game(seed=1)
+        store.downgrade("base")
+        assert tables(store) == set()
+        assert store.schema_status() == "empty"
+        store.upgrade()
+        assert store.schema_status() == "current"
+        assert store.games() == []
+        assert store.create_game(seed=1) != game_id
+        assert pending_diff(store) == []
+    finally:
+        store.dispose()
+
+
+def test_upgrade_on_a_fresh_sqlite_file(tmp_path) -> None:
+    store = GameStore(f"sqlite:///{tmp_path / 'sub' / 'fresh.sqlite3'}")  # folder is created
+    try:
+        assert store.schema_status() == "empty"
+        store.upgrade()
+        store.upgrade()  # idempotent
+        assert store.schema_status() == "current"
+        store.downgrade("base")
+        assert tables(store) == set()
+        store.upgrade()
+        assert tables(store) == TABLES
+    finally:
+        store.dispose()
+
+
+def test_models_match_migrations(store: GameStore) -> None:
+    """No pending autogenerate diff: the models and the migrations describe one schema."""
+    assert pending_diff(store) == []
+
+
+@pytest.mark.postgres
+def test_postgres_uses_jsonb_and_game_keyed_constraints(pg_store: GameStore) -> None:
+    inspector = inspect(pg_store.engine)
+    payload = next(c for c in inspector.get_columns("events") if c["name"] == "payload")
+    assert type(payload["type"]).__name__ == "JSONB"
+    for table in TABLES:
+        keys = inspector.get_pk_constraint(table)["constrained_columns"]
+        assert keys[0] in ("game_id", "id"), table
+        for unique in inspector.get_unique_constraints(table):
+            assert "game_id" in unique["column_names"], (table, unique)
+    assert inspector.get_pk_constraint("events")["constrained_columns"] == ["game_id", "seq"]
+    assert inspector.get_pk_constraint("commands")["constrained_columns"] == [
+        "game_id",
+        "command_id",
+    ]
+
+
+def test_default_url_and_environment(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    from charleston_fsm.store import resolve_url
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CHARLESTON_DATABASE_URL", raising=False)
+    url = resolve_url()
+    assert str(url) == "sqlite:///var/charleston.sqlite3"
+    assert (tmp_path / "var").is_dir()
+    monkeypatch.setenv("CHARLESTON_DATABASE_URL", "postgresql://u@db:5432/games")
+    assert resolve_url().drivername == "postgresql+psycopg"
+    assert resolve_url("postgres://u@db/x").drivername == "postgresql+psycopg"
