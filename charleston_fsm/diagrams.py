@@ -817,6 +817,12 @@ def run_command(
     result = write_all(out or default_out_dir(), None, formats)
     for path in result.paths:
         echo(f"wrote {path}")
+    if (
+        out is None
+        and "mermaid" in formats
+        and update_readme(default_out_dir().parent / "README.md")
+    ):
+        echo("updated the nmjl chart in README.md")
     for problem in result.problems:
         echo(problem)
     if result.problems and len(formats) > 1:
@@ -846,3 +852,24 @@ def _write(
         path.write_text(text, encoding="utf-8")
         echo(f"wrote {path}")
     return code
+
+
+README_SECTION = "## State diagrams"
+
+
+def update_readme(readme: Path, ruleset: str = "nmjl") -> bool:
+    """Refresh the ```mermaid block of the README's "State diagrams" section; True if changed."""
+    if not readme.is_file():
+        return False
+    text = readme.read_text(encoding="utf-8")
+    section = text.find(README_SECTION)
+    start = text.find("```mermaid\n", section)
+    if section < 0 or start < 0:
+        return False
+    start += len("```mermaid\n")
+    end = text.index("\n```", start) + 1
+    new = text[:start] + render(ruleset, "mermaid") + text[end:]
+    if new == text:
+        return False
+    readme.write_text(new, encoding="utf-8")
+    return True

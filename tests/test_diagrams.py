@@ -333,3 +333,25 @@ def test_cli_draws_a_stored_game(tmp_path: Path) -> None:
     assert _highlighted(text, "mermaid") == set(store.table(game_id).configuration)
     missing = CliRunner().invoke(app, ["diagram", "--game", "nope", "--database-url", url])
     assert missing.exit_code == 1
+
+
+def test_readme_shows_the_current_nmjl_chart() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## State diagrams") :]
+    block = section[section.index("```mermaid\n") + len("```mermaid\n") :]
+    block = block[: block.index("\n```")] + "\n"
+    assert block == diagrams.render("nmjl", "mermaid"), (
+        "README's mermaid block differs from the chart: run `./dev cli diagram` and commit"
+    )
+    for name in NAMES:
+        assert f"(diagrams/{name}.svg)" in section
+
+
+def test_update_readme_replaces_only_the_mermaid_block(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n\n## State diagrams\n\n```mermaid\nold\n```\n\nafter\n")
+    assert diagrams.update_readme(readme)
+    text = readme.read_text()
+    assert "old" not in text and text.startswith("# x\n\n## State diagrams\n\n```mermaid\n---\n")
+    assert diagrams.render("nmjl", "mermaid") in text and text.endswith("```\n\nafter\n")
+    assert not diagrams.update_readme(readme)
