@@ -352,6 +352,8 @@ def test_update_readme_replaces_only_the_mermaid_block(tmp_path: Path) -> None:
     readme.write_text("# x\n\n## State diagrams\n\n```mermaid\nold\n```\n\nafter\n")
     assert diagrams.update_readme(readme)
     text = readme.read_text()
-    assert "old" not in text and text.startswith("# x\n\n## State diagrams\n\n```mermaid\n---\n")
+    assert "\nold\n" not in text and text.startswith(
+        "# x\n\n## State diagrams\n\n```mermaid\n---\n"
+    )
     assert diagrams.render("nmjl", "mermaid") in text and text.endswith("```\n\nafter\n")
     assert not diagrams.update_readme(readme)
