@@ -1,0 +1,157 @@
+"""Racing writers on one game (threads and processes), and a connection killed mid-command."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections import Counter
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+
+import psycopg
+import pytest
+from sqlalchemy import event, select
+from store_workers import Outcome, seat_worker
+
+from charleston_fsm.commands import ConfirmPass
+from charleston_fsm.seats import SEATS, Seat
+from charleston_fsm.store import GameStore, StoreUnavailable
+from charleston_fsm.store.models import CommandRow, EventRow, GameRow, ProjectionRow
+from charleston_fsm.table import tiles_held
+from charleston_fsm.tiles import TILE_COUNT, is_joker
+
+WORKERS_PER_SEAT = 2
+
+
+def race(store: GameStore, url: str, executor: Executor, ruleset: str = "nmjl") -> list[Outcome]:
+    game_id = store.create_game(ruleset, seed=11)
+    futures = [
+        executor.submit(seat_worker, url, game_id, seat.value, n)
+        for seat in SEATS
+        for n in range(WORKERS_PER_SEAT)
+    ]
+    outcomes: list[Outcome] = []
+    for future in futures:
+        done, _refusals, _conflicts = future.result(timeout=180)
+        outcomes.extend(done)
+    check_race(store, game_id, outcomes)
+    return outcomes
+
+
+def check_race(store: GameStore, game_id: str, outcomes: list[Outcome]) -> None:
+    with store.engine.connect() as conn:
+        seqs = conn.scalars(
+            select(EventRow.seq).where(EventRow.game_id == game_id).order_by(EventRow.seq)
+        ).all()
+        last_seq = conn.scalar(select(GameRow.last_seq).where(GameRow.id == game_id))
+        projection_seq = conn.scalar(
+            select(ProjectionRow.seq).where(ProjectionRow.game_id == game_id)
+        )
+        commands = conn.execute(
+            select(CommandRow.command_id, CommandRow.first_seq, CommandRow.last_seq)
+            .where(CommandRow.game_id == game_id)
+            .order_by(CommandRow.first_seq)
+        ).all()
+        row_ids = dict(
+            conn.execute(
+                select(EventRow.seq, EventRow.command_id).where(EventRow.game_id == game_id)
+            ).all()
+        )
+    # contiguous seqs, one writer at a time
+    assert seqs == list(range(1, last_seq + 1))
+    assert projection_seq == last_seq
+    # the commands' rows tile 2..last_seq exactly, each row naming its command
+    expected_first = 2
+    for command_id, first, last in commands:
+        assert first == expected_first
+        assert all(row_ids[s] == command_id for s in range(first, last + 1))
+        expected_first = last + 1
+    assert expected_first == last_seq + 1
+    # nothing lost, nothing twice: every write a worker was told of is stored, once
+    written = [(o.command_id, o.first_seq, o.last_seq) for o in outcomes if not o.duplicate]
+    assert Counter(c for c, _, _ in written) == Counter(c for c, _, _ in commands)
+    assert sorted(written, key=lambda w: w[1]) == [tuple(c) for c in commands]
+    stored = {c: (f, la) for c, f, la in commands}
+    for o in outcomes:
+        assert stored[o.command_id] == (o.first_seq, o.last_seq)
+    # the game is whole: finished, every tile once, chain and projection sound
+    table = store.table(game_id)
+    assert table.finished
+    assert sorted(tiles_held(table)) == list(range(TILE_COUNT))
+    assert store.verify(game_id).ok
+    assert store.check_projections() == []
+    assert store.replay(game_id).snapshot() == table.snapshot()
+
+
+def test_racing_threads(store: GameStore, db_url: str) -> None:
+    with ThreadPoolExecutor(max_workers=len(SEATS) * WORKERS_PER_SEAT) as pool:
+        outcomes = race(store, db_url, pool)
+    assert outcomes
+
+
+@pytest.mark.slow
+def test_racing_processes(store: GameStore, db_url: str) -> None:
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(len(SEATS) * WORKERS_PER_SEAT, mp_context=context) as pool:
+        outcomes = race(store, db_url, pool, ruleset="house")
+    assert outcomes
+
+
+def _three(store: GameStore, game_id: str, seat: Seat) -> list[int]:
+    return [t for t in store.table(game_id).racks[seat] if not is_joker(t)][:3]
+
+
+def _everything(store: GameStore, game_id: str) -> tuple:
+    with store.engine.connect() as conn:
+        return (
+            [e.to_dict() for e in store.events(game_id)],
+            conn.execute(select(ProjectionRow.seq, ProjectionRow.snapshot)).all(),
+            conn.execute(select(GameRow.last_seq, GameRow.status)).all(),
+            conn.execute(select(CommandRow.command_id)).all(),
+        )
+
+
+@pytest.mark.postgres
+def test_connection_killed_mid_resolution_leaves_the_game_as_before(
+    pg_store: GameStore, pg_admin_url: str
+) -> None:
+    game_id = pg_store.create_game(seed=21)
+    for seat in SEATS[:3]:
+        pg_store.execute(game_id, ConfirmPass(seat=seat, tiles=_three(pg_store, game_id, seat)))
+    resolving = ConfirmPass(seat=Seat.NORTH, tiles=_three(pg_store, game_id, Seat.NORTH))
+    before = _everything(pg_store, game_id)
+    seen: list[str] = []
+    killed: list[int] = []
+
+    def kill_before_projection(conn, cursor, statement, parameters, context, executemany):
+        seen.append(" ".join(statement.split()[:3]))
+        if statement.startswith("UPDATE projections") and not killed:
+            pid = conn.connection.dbapi_connection.info.backend_pid
+            admin = pg_admin_url.replace("postgresql+psycopg://", "postgresql://")
+            with psycopg.connect(admin, autocommit=True) as killer:
+                assert killer.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone()[0]
+                for _ in range(100):
+                    gone = killer.execute(
+                        "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = %s", [pid]
+                    ).fetchone()[0]
+                    if gone:
+                        break
+                    time.sleep(0.02)
+            killed.append(pid)
+
+    event.listen(pg_store.engine, "before_cursor_execute", kill_before_projection)
+    try:
+        with pytest.raises(StoreUnavailable) as info:
+            pg_store.execute(game_id, resolving, command_id="resolve")
+    finally:
+        event.remove(pg_store.engine, "before_cursor_execute", kill_before_projection)
+    assert killed, "the hook never ran"
+    assert "INSERT INTO events" in " | ".join(seen)  # the resolution's rows were written…
+    assert info.value.code == "store_unavailable"
+    assert _everything(pg_store, game_id) == before  # …and are gone with the transaction
+    assert pg_store.verify(game_id).ok
+    # the client retries with the same id: the pass resolves once
+    result = pg_store.execute(game_id, resolving, command_id="resolve")
+    assert not result.duplicate
+    assert [e.type for e in result.events].count("tiles_transferred") == 4
+    assert pg_store.check_projections() == []
+    assert pg_store.execute(game_id, resolving, command_id="resolve").duplicate
