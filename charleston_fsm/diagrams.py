@@ -505,7 +505,7 @@ def to_dot(view: ChartView) -> str:
     ]
     if view.never:
         lines.append("Grey and dashed: never fires with these options —")
-        lines += [f"    {reason}" for reason in view.never]
+        lines += [f"• {reason}" for reason in view.never]
     caption_rows += [
         f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="11">{_e(line)}</FONT></TD></TR>' for line in lines
     ]
