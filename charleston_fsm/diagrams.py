@@ -252,7 +252,9 @@ def chart_view(
     left_at_once: dict[str, str] = {}
     why_never: dict[str, str] = {}  # reason -> caption line
     for state in states.values():
-        preempted_by: str | None = None
+        # SCXML order: the first enabled transition in document order wins. An eventless
+        # one whose guards always hold leaves the state at once, so nothing after it fires.
+        preempted = False
         for transition in state.transitions:
             if transition.initial:
                 continue
@@ -267,10 +269,10 @@ def chart_view(
                 option = OPTION_GUARDS[false.name]
                 never = f"«{false.label}» never holds with {option} = {_option(options, option)}"
                 why_never.setdefault(never, never)
-            elif preempted_by is not None:
+            elif preempted:
                 never = f"{state.id} is left at once"
             elif event is None and guards and all(values):
-                preempted_by = guards[0].label
+                preempted = True
                 left_at_once[state.id] = " and ".join(g.label for g in guards)
             moves.append(
                 Move(
