@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import secrets
 import time
@@ -27,9 +28,10 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..commands import parse_command
-from ..errors import InvalidCommand
+from ..errors import InvalidCommand, UnknownRuleset
 from ..rulesets import RULESETS, Options, Ruleset, get_ruleset
 from ..seats import Seat
+from ..store import Conflict, GameNotFound, GameStore
 from ..views import director_view, redact, seat_view
 from .auth import ROLES, bearer_token, check_platform_key, new_token, token_hash
 from .logs import game_id_var, log, request_id_var
@@ -41,7 +43,7 @@ GAME_PATH = re.compile(r"^/v1/games/([^/]+)")
 DIRECTOR_RULE = "Only the tournament director sees every hand, the audit and the diagram."
 SEAT_RULE = "A seat's token acts only for that seat; the director does not play."
 STREAM_POLL_SECONDS = 15.0  # safety re-read when no notification arrives
-MAX_RACE_RETRIES = 3
+MAX_RACE_RETRIES = 6
 
 _bearer = HTTPBearer(auto_error=False, description="A seat, director or platform token.")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
@@ -212,30 +214,6 @@ def ruleset_out(ruleset: Ruleset) -> dict[str, Any]:
     }
 
 
-def _store_error(exc: Exception) -> ApiProblem | None:
-    """Store exceptions that are not engine refusals, matched by name (store contract)."""
-    name = type(exc).__name__
-    if name == "GameNotFound":
-        return ApiProblem(404, "game_not_found", str(exc) or "No such game.", kind="not_found")
-    if name == "CommandIdConflict":
-        return ApiProblem(
-            409,
-            "command_id_conflict",
-            "This command id was already used for a different command; choose a new id.",
-            kind="not_now",
-            rule="A command id names one command: a retry sends the same command again.",
-        )
-    if name == "Conflict":
-        return ApiProblem(
-            409,
-            "conflict",
-            "Another command for this game was stored at the same moment; send it again.",
-            kind="not_now",
-            rule="Commands of one game are stored one after the other.",
-        )
-    return None
-
-
 # -- the application ------------------------------------------------------------------------
 def create_app(
     store: Any = None,
@@ -245,8 +223,6 @@ def create_app(
 ) -> FastAPI:
     """The service over ``store`` (default: ``GameStore()`` from ``$CHARLESTON_DATABASE_URL``)."""
     if store is None:
-        from ..store import GameStore
-
         store = GameStore()
     if platform_key is None:
         platform_key = os.environ.get("CHARLESTON_PLATFORM_KEY") or None
@@ -276,27 +252,6 @@ def create_app(
     app.state.notifier = notifier
     app.add_middleware(RequestContext)
     install(app)
-
-    @app.exception_handler(Exception)
-    async def _store_or_crash(request: Request, exc: Exception) -> Response:
-        mapped = _store_error(exc)
-        if mapped is not None:
-            return problem(
-                mapped.status,
-                mapped.code,
-                mapped.detail,
-                kind=mapped.kind,
-                rule=mapped.rule,
-                instance=request.url.path,
-            )
-        log.error("unhandled error", exc_info=exc)
-        return problem(
-            500,
-            "internal_error",
-            "The service failed; the request may be retried with the same command id.",
-            kind="server",
-            instance=request.url.path,
-        )
 
     v1 = APIRouter(prefix=f"/{API_VERSION}")
 
@@ -448,9 +403,14 @@ def create_app(
             try:
                 result = store.execute(game_id, command, command_id=f"{role}:{command_id}")
                 break
-            except Exception as exc:
-                if type(exc).__name__ != "Conflict" or attempt == MAX_RACE_RETRIES:
+            except (Conflict, GameNotFound):
+                # Conflict: another command of this game won the race. GameNotFound cannot
+                # be true here (the token was just found for this game): on PostgreSQL a
+                # concurrent writer can make the store's locking read come back empty.
+                # Nothing was stored either way, so the command is simply sent again.
+                if attempt == MAX_RACE_RETRIES:
                     raise
+                time.sleep(random.uniform(0.002, 0.01) * 2**attempt)
         events = list(result.events)
         if events and not result.duplicate:
             notifier.publish(game_id, max(e.seq for e in events))
@@ -594,9 +554,20 @@ def create_app(
     def list_rulesets() -> dict[str, Any]:
         return {"rulesets": [ruleset_out(r) for r in RULESETS.values()]}
 
+    def known_ruleset(name: str) -> Ruleset:
+        if name not in RULESETS:
+            raise ApiProblem(
+                404,
+                "unknown_ruleset",
+                f"There is no ruleset {name!r}; choose one of: {', '.join(RULESETS)}.",
+                kind="not_found",
+                rule=UnknownRuleset.rule,
+            )
+        return RULESETS[name]
+
     @v1.get("/rulesets/{name}", tags=["rulesets"], summary="One ruleset")
     def get_ruleset_route(name: str) -> dict[str, Any]:
-        return ruleset_out(get_ruleset(name))
+        return ruleset_out(known_ruleset(name))
 
     @v1.get("/rulesets/{name}/diagram", tags=["rulesets"], summary="The ruleset's state diagram")
     def get_ruleset_diagram(
@@ -605,7 +576,7 @@ def create_app(
     ) -> Response:
         from .. import diagrams
 
-        return _diagram(diagrams.render, get_ruleset(name).name, format)
+        return _diagram(diagrams.render, known_ruleset(name).name, format)
 
     app.include_router(v1)
 

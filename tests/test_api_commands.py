@@ -1,0 +1,101 @@
+"""Commands over real HTTP: idempotent retries (body id or Idempotency-Key), races, replay."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from api_helpers import Game, play_over_http, running
+
+from charleston_fsm.tiles import is_joker
+
+
+def _three(game: Game, seat: str) -> list[int]:
+    rack = game.view(seat)["rack"]
+    return [t["id"] for t in rack if not is_joker(t["id"])][:3]
+
+
+def _count(game: Game) -> int:
+    return len(game.clients["director"].get(game.path("/events")).json()["events"])
+
+
+def test_retry_with_the_same_command_id_is_idempotent(db_url: str, tmp_path: Path) -> None:
+    with running(db_url, tmp_path) as server:
+        game = Game.create(server, seed=4)
+        body = {"type": "confirm_pass", "tiles": _three(game, "east"), "command_id": "e-1"}
+        first = game.command("east", body)
+        assert first.status_code == 200 and first.json()["duplicate"] is False
+        stored = _count(game)
+        again = game.command("east", body)
+        assert again.status_code == 200, again.text
+        assert again.json()["duplicate"] is True
+        assert again.headers["idempotent-replayed"] == "true"
+        assert again.json()["events"] == first.json()["events"]
+        assert again.json()["command_id"] == "e-1"
+        assert _count(game) == stored
+
+        # the Idempotency-Key header does the same
+        tiles = _three(game, "south")
+        header = {"Idempotency-Key": "s-1"}
+        one = game.command("south", {"type": "confirm_pass", "tiles": tiles}, headers=header)
+        two = game.command("south", {"type": "confirm_pass", "tiles": tiles}, headers=header)
+        assert (one.json()["duplicate"], two.json()["duplicate"]) == (False, True)
+        assert one.json()["events"] == two.json()["events"]
+
+        # the same id for another command is refused; ids are scoped per seat
+        other = game.command("south", {"type": "withdraw_pass", "command_id": "s-1"})
+        assert other.status_code == 409 and other.json()["code"] == "command_id_conflict"
+        west = game.command(
+            "west", {"type": "confirm_pass", "tiles": _three(game, "west"), "command_id": "e-1"}
+        )
+        assert west.status_code == 200 and west.json()["duplicate"] is False
+        # the seat sees its own command ids in the listing, never another seat's
+        listing = game.clients["west"].get(game.path("/events")).json()["events"]
+        ids = {e["seq"]: e.get("command_id") for e in listing}
+        assert [e.get("command_id") for e in listing if e["seat"] == "east"] == [None]
+        assert "e-1" in ids.values()
+
+        # without an id a command is still accepted (but a retry would not be recognised)
+        north = game.command("north", {"type": "confirm_pass", "tiles": _three(game, "north")})
+        assert north.status_code == 200
+        assert any(e["type"] == "pass_resolved" for e in north.json()["events"])
+        game.close()
+
+
+def test_concurrent_retries_store_once(db_url: str, tmp_path: Path) -> None:
+    with running(db_url, tmp_path) as server:
+        game = Game.create(server, seed=9)
+        body = {"type": "confirm_pass", "tiles": _three(game, "west"), "command_id": "w-race"}
+        before = _count(game)
+        clients = [server.client(game.tokens["west"]) for _ in range(8)]
+        with ThreadPoolExecutor(8) as pool:
+            responses = list(pool.map(lambda c: c.post(game.path("/commands"), json=body), clients))
+        for c in clients:
+            c.close()
+        assert [r.status_code for r in responses] == [200] * 8, [r.text for r in responses]
+        assert sorted(r.json()["duplicate"] for r in responses) == [False] + [True] * 7
+        assert _count(game) == before + 1
+        game.close()
+
+
+def test_replay_views_per_role(sqlite_url: str, tmp_path: Path) -> None:
+    """Director: the whole table at seq N; a seat: its own seat view at seq N."""
+    with running(sqlite_url, tmp_path) as server:
+        game = Game.create(server, seed=5)
+        start = game.view("south")
+        play_over_http(game, 5)
+        at_start = game.clients["south"].get(game.path("/replay"), params={"seq": 1}).json()
+        assert at_start["role"] == "south"
+        assert at_start["view"]["rack"] == start["rack"]
+        assert "seats" not in at_start["view"]
+        whole = game.clients["director"].get(game.path("/replay"), params={"seq": 1}).json()
+        assert whole["view"]["seats"]["south"]["rack"] == start["rack"]
+        final = game.clients["director"].get(game.path("/replay")).json()["view"]
+        assert final == game.view("director")
+        audit = game.clients["director"].get(game.path("/audit"))
+        assert audit.status_code == 200 and audit.json()
+        text = game.clients["director"].get(game.path("/audit"), params={"format": "text"})
+        assert text.headers["content-type"].startswith("text/plain") and text.text
+        verify = game.clients["director"].get(game.path("/verify")).json()
+        assert verify["ok"] is True and verify["first_bad_seq"] is None
+        game.close()

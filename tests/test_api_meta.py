@@ -1,0 +1,82 @@
+"""OpenAPI, rulesets, diagrams and health over real HTTP."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from api_helpers import Game, running
+
+from charleston_fsm.rulesets import RULESETS
+
+
+def test_openapi_rulesets_health(sqlite_url: str, tmp_path: Path) -> None:
+    with running(sqlite_url, tmp_path) as server, server.client() as anon:
+        spec = anon.get("/openapi.json").json()
+        for path in [
+            "/v1/games",
+            "/v1/games/{game_id}",
+            "/v1/games/{game_id}/commands",
+            "/v1/games/{game_id}/events",
+            "/v1/games/{game_id}/replay",
+            "/v1/games/{game_id}/audit",
+            "/v1/games/{game_id}/verify",
+            "/v1/games/{game_id}/stream",
+            "/v1/games/{game_id}/diagram",
+            "/v1/rulesets",
+            "/v1/rulesets/{name}/diagram",
+            "/healthz",
+            "/readyz",
+        ]:
+            assert path in spec["paths"], path
+        assert "HTTPBearer" in spec["components"]["securitySchemes"]
+
+        rulesets = {r["name"]: r for r in anon.get("/v1/rulesets").json()["rulesets"]}
+        assert set(rulesets) == set(RULESETS)
+        nmjl, house = rulesets["nmjl"], rulesets["house"]
+        assert nmjl["options"]["blind_pass"] == {"type": "boolean", "default": True}
+        assert house["options"]["blind_pass"]["default"] is False
+        assert house["options"]["courtesy_mode"]["choices"] == ["agreed_min", "asymmetric"]
+        assert [s["state"] for s in nmjl["steps"]][:3] == [
+            "CHARLESTON_P1_R",
+            "CHARLESTON_P1_A",
+            "CHARLESTON_P1_L",
+        ]
+        assert anon.get("/v1/rulesets/house").json() == house
+
+        assert anon.get("/healthz").json() == {"status": "ok"}
+        ready = anon.get("/readyz").json()
+        assert ready["status"] == "ready" and ready["schema"] == "current"
+
+
+def test_diagrams(db_url: str, tmp_path: Path) -> None:
+    with running(db_url, tmp_path) as server, server.client() as anon:
+        dot = anon.get("/v1/rulesets/nmjl/diagram", params={"format": "dot"})
+        assert dot.status_code == 200 and "digraph" in dot.text
+        assert "CHARLESTON_P1_R" in dot.text
+        mermaid = anon.get("/v1/rulesets/house/diagram", params={"format": "mermaid"})
+        assert mermaid.status_code == 200 and "stateDiagram" in mermaid.text
+        game = Game.create(server, seed=1)
+        live = game.clients["director"].get(game.path("/diagram"), params={"format": "dot"})
+        assert live.status_code == 200 and "CHARLESTON_P1_R" in live.text
+        assert live.text != dot.text  # the active state is highlighted
+        if shutil.which("dot"):
+            svg = anon.get("/v1/rulesets/nmjl/diagram")
+            assert svg.headers["content-type"].startswith("image/svg+xml")
+            assert "<svg" in svg.text
+        game.close()
+
+
+@pytest.mark.parametrize("role", ["east", "director"])
+def test_game_view_by_token(sqlite_url: str, tmp_path: Path, role: str) -> None:
+    with running(sqlite_url, tmp_path) as server:
+        game = Game.create(server, seed=8, players={"east": "Ann"})
+        body = game.clients[role].get(game.path()).json()
+        assert body["role"] == role and body["game_id"] == game.game_id
+        if role == "director":
+            assert set(body["view"]["seats"]) == {"east", "south", "west", "north"}
+        else:
+            assert body["view"]["seat"] == "east" and len(body["view"]["rack"]) == 14
+            assert "seats" not in body["view"]
+        game.close()
