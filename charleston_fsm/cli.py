@@ -99,25 +99,34 @@ DatabaseUrl = typer.Option(
 )
 
 
-def _open_store(url: str | None, *, migrate_empty: bool = True):  # type: ignore[no-untyped-def]
-    """The store at ``url``; an empty database is migrated, an outdated one refused."""
+def _open_store(url: str | None, *, migrate_empty: bool = True, say=None):  # type: ignore[no-untyped-def]
+    """The store at ``url``; an empty database is migrated, an outdated one refused.
+
+    ``say(level, text)`` reports (default: the console; ``serve`` logs JSON lines).
+    """
     from .store import GameStore
+
+    if say is None:
+
+        def say(level: str, text: str) -> None:
+            style = {"error": "red", "info": "dim"}[level]
+            console.print(f"[{style}]{text}", highlight=False)
 
     store = GameStore(url)
     where = store.url.render_as_string(hide_password=True)
     try:
         status = store.schema_status()
     except Exception as exc:
-        console.print(f"[red]Cannot reach the database {where}: {type(exc).__name__}: {exc}")
+        say("error", f"Cannot reach the database {where}: {type(exc).__name__}: {exc}")
         raise typer.Exit(2) from None
     if status == "empty" and migrate_empty:
-        console.print(f"[dim]empty database {where}: applying the migrations", highlight=False)
+        say("info", f"empty database {where}: applying the migrations")
         store.upgrade()
     elif status == "outdated":
-        console.print(
-            f"[red]The database {where} has an outdated schema. Back it up, then run "
+        say(
+            "error",
+            f"The database {where} has an outdated schema. Back it up, then run "
             "'charleston-fsm migrate' (with the same --database-url) before starting.",
-            highlight=False,
         )
         raise typer.Exit(2)
     return store
@@ -185,10 +194,10 @@ def serve_command(
     import uvicorn
 
     from .api import create_app
-    from .api.logs import configure, logging_config
+    from .api.logs import configure, log, logging_config
 
     configure(log_level.upper())
-    store = _open_store(database_url)
+    store = _open_store(database_url, say=lambda level, text: getattr(log, level)(text))
     app_ = create_app(store, platform_key=platform_key or None)
     uvicorn.run(
         app_,

@@ -18,7 +18,7 @@ request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 log = logging.getLogger("charleston_fsm.api")
 
-_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "color_message"}
 
 
 class JsonLines(logging.Formatter):

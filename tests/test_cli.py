@@ -1,0 +1,95 @@
+"""The service's command line, run as a real process: demo, simulate, replay, audit,
+verify, migrate and serve (which migrates an empty database and refuses an outdated one)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+from api_helpers import cli_executable, running
+
+
+def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("CHARLESTON_DATABASE_URL", None)
+    done = subprocess.run(
+        [*cli_executable(), *args], capture_output=True, text=True, env=env, timeout=300
+    )
+    if check:
+        assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_demo_then_replay_audit_verify(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'demo.sqlite3'}"  # does not exist yet: demo migrates it
+    out = cli("demo", "--database-url", url).stdout
+    assert "(blind pass)" in out and "forwards unseen" in out
+    assert re.search(r"(East and West|South and North) agree on [123] courtesy", out)
+    assert "Courtesy Pass" in out and "Charleston over" in out
+    assert "= stored projection: ok" in out and "hash chain: ok" in out
+    game_id = re.search(r"game ([0-9a-f]{32})", out).group(1)
+
+    replay = cli("replay", game_id, "--database-url", url).stdout
+    assert "Charleston over" in replay and "CHARLESTON_DONE" in replay
+    early = cli("replay", game_id, "--seq", "3", "--database-url", url).stdout
+    assert "state: CHARLESTON_P1_R" in early and "Charleston over" not in early
+    audit = cli("audit", game_id, "--database-url", url).stdout
+    assert game_id in audit
+    as_json = cli("audit", game_id, "--json", "--database-url", url).stdout
+    assert as_json.lstrip().startswith("{")
+    assert "1 game(s): 1 hash chain(s) ok" in cli("verify", "--database-url", url).stdout
+
+    # a changed row is found
+    with sqlite3.connect(tmp_path / "demo.sqlite3") as db:
+        db.execute(
+            "UPDATE events SET payload = json_set(payload, '$.choice', 'stop') "
+            "WHERE game_id = ? AND type = 'vote_cast'",
+            (game_id,),
+        )
+    broken = cli("verify", game_id, "--database-url", url, check=False)
+    assert broken.returncode == 1 and "changed after it was written" in broken.stdout
+
+
+def test_simulate_prints_a_summary() -> None:
+    out = cli("simulate", "--games", "6", "--seed", "20").stdout
+    for measure in [
+        "games",
+        "commands",
+        "events",
+        "blind passes",
+        "games stopped by a vote",
+        "time per command",
+        "time per game",
+        "broken hash chains",
+    ]:
+        assert measure in out
+    assert re.search(r"finished\s*│\s*6\b", out), out
+
+
+@pytest.mark.postgres
+def test_migrate_and_serve_on_an_empty_postgres(pg_empty_url: str, tmp_path: Path) -> None:
+    assert "schema empty -> current" in cli("migrate", "--database-url", pg_empty_url).stdout
+    with running(pg_empty_url, tmp_path) as server:
+        assert httpx.get(f"{server.base_url}/readyz").json()["schema"] == "current"
+
+
+def test_serve_migrates_an_empty_database(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
+    with running(url, tmp_path) as server:
+        assert httpx.get(f"{server.base_url}/readyz").status_code == 200
+    assert any(line.get("msg") == "service started" for line in server.log_lines())
+
+
+def test_serve_refuses_an_outdated_schema(sqlite_url: str) -> None:
+    path = sqlite_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE alembic_version SET version_num = '0000_older'")
+    done = cli("serve", "--port", "1", "--database-url", sqlite_url, check=False)
+    assert done.returncode == 2
+    said = done.stdout + done.stderr
+    assert "outdated schema" in said and "charleston-fsm migrate" in said
