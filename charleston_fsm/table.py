@@ -74,10 +74,19 @@ class Table:
 
     # -- the public face ------------------------------------------------------------------
     @property
+    def active_states(self) -> list[State]:
+        """The active states in the chart's document order (several during the Courtesy Pass).
+
+        The chart keeps its configuration in the order states were entered, which a
+        restored table cannot know; everything the table shows or says uses this order.
+        """
+        active = set(self.chart.configuration)
+        return [state for state in self.chart.states_map.values() if state in active]
+
+    @property
     def configuration(self) -> list[str]:
-        """The active states in the chart's document order (several during the Courtesy Pass)."""
-        active = {s.id for s in self.chart.configuration}
-        return [state_id for state_id in self.chart.states_map if state_id in active]
+        """The ids of :attr:`active_states`."""
+        return [state.id for state in self.active_states]
 
     @property
     def finished(self) -> bool:
@@ -100,7 +109,7 @@ class Table:
 
     def requirement(self, seat: Seat) -> Step | None:
         """The step the seat must act in now, if any (from the active states)."""
-        for state in self.chart.configuration:
+        for state in self.active_states:
             step = self.ruleset.steps.get(state.id)
             if step is not None and seat in step.participants:
                 return step
@@ -109,7 +118,7 @@ class Table:
     def active_steps(self) -> list[tuple[str, Step]]:
         return [
             (s.id, self.ruleset.steps[s.id])
-            for s in self.chart.configuration
+            for s in self.active_states
             if s.id in self.ruleset.steps
         ]
 
@@ -248,7 +257,7 @@ class Table:
         )
 
     def _state_label(self) -> str:
-        leaves = [s for s in self.chart.configuration if not s.states]
+        leaves = [s for s in self.active_states if not s.states]
         return "; ".join(f"{s.name} ({s.id})" for s in leaves)
 
     def _awaited(self) -> list[Seat]:

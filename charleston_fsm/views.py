@@ -36,7 +36,7 @@ def tiles_out(tiles: Iterable[int]) -> list[dict[str, Any]]:
 
 
 def _game(table: Table) -> dict[str, Any]:
-    leaves = [s for s in table.chart.configuration if not s.states]
+    leaves = [s for s in table.active_states if not s.states]
     return {
         "ruleset": table.ruleset.name,
         "options": table.options.model_dump(mode="json"),
