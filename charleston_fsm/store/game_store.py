@@ -24,7 +24,17 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from pydantic import ValidationError
-from sqlalchemy import Connection, Engine, create_engine, event, insert, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    bindparam,
+    create_engine,
+    event,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
@@ -46,7 +56,7 @@ from .errors import (
     StoreUnavailable,
 )
 from .hashing import GENESIS, canonical_time, row_hash, utc
-from .models import CommandRow, CredentialRow, EventRow, GameRow, ProjectionRow
+from .models import CommandRow, CredentialRow, EventRow, GameRow, JSONDoc, ProjectionRow
 from .urls import render, resolve_url
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
@@ -417,28 +427,7 @@ class GameStore:
         command_doc = cmd.model_dump(mode="json")
         command_id = command_id or uuid.uuid4().hex
         with self._writing() as conn:
-            locked = conn.execute(
-                select(
-                    GameRow.last_seq,
-                    ProjectionRow.seq.label("projection_seq"),
-                    ProjectionRow.snapshot,
-                    EventRow.hash.label("head_hash"),
-                    CommandRow.command.label("seen_command"),
-                    CommandRow.first_seq.label("seen_first"),
-                    CommandRow.last_seq.label("seen_last"),
-                )
-                .select_from(GameRow)
-                .join(ProjectionRow, ProjectionRow.game_id == GameRow.id)
-                .join(
-                    EventRow, (EventRow.game_id == GameRow.id) & (EventRow.seq == GameRow.last_seq)
-                )
-                .outerjoin(
-                    CommandRow,
-                    (CommandRow.game_id == GameRow.id) & (CommandRow.command_id == command_id),
-                )
-                .where(GameRow.id == game_id)
-                .with_for_update(of=GameRow)
-            ).first()
+            locked = conn.execute(_LOCK_GAME, {"b_game": game_id, "b_command": command_id}).first()
             if locked is None:
                 raise GameNotFound(f"There is no game {game_id!r}.")
             if locked.seen_command is not None:
@@ -501,29 +490,32 @@ class GameStore:
             first_seq = locked.last_seq + 1
             last_seq = locked.last_seq + len(rows_out)
 
-            conn.execute(insert(EventRow), rows_out)
+            conn.execute(_INSERT_EVENTS, rows_out)
             conn.execute(
-                update(ProjectionRow)
-                .where(ProjectionRow.game_id == game_id)
-                .values(seq=last_seq, snapshot=snapshot)
+                _MOVE_PROJECTION, {"b_game": game_id, "b_seq": last_seq, "b_snapshot": snapshot}
             )
             moved = conn.execute(
-                update(GameRow)
-                .where(GameRow.id == game_id, GameRow.last_seq == locked.last_seq)
-                .values(last_seq=last_seq, status="finished" if finished else "active")
+                _MOVE_GAME,
+                {
+                    "b_game": game_id,
+                    "b_old": locked.last_seq,
+                    "b_new": last_seq,
+                    "b_status": "finished" if finished else "active",
+                },
             )
             if moved.rowcount != 1:
                 raise Conflict(
                     f"Game {game_id!r} moved past seq {locked.last_seq} meanwhile; retry."
                 )
             conn.execute(
-                insert(CommandRow).values(
-                    game_id=game_id,
-                    command_id=command_id,
-                    command=command_doc,
-                    first_seq=first_seq,
-                    last_seq=last_seq,
-                )
+                _INSERT_COMMAND,
+                {
+                    "game_id": game_id,
+                    "command_id": command_id,
+                    "command": command_doc,
+                    "first_seq": first_seq,
+                    "last_seq": last_seq,
+                },
             )
             self._notify(conn, game_id, last_seq)
         return ExecuteResult([StoredEvent(**r) for r in rows_out], duplicate=False)
@@ -663,6 +655,41 @@ class GameStore:
             if replayed != snapshot:
                 bad.append(game_id)
         return bad
+
+
+# The command path's statements, built once (building them costs more than a round trip).
+_LOCK_GAME = (
+    select(
+        GameRow.last_seq,
+        ProjectionRow.seq.label("projection_seq"),
+        ProjectionRow.snapshot,
+        EventRow.hash.label("head_hash"),
+        CommandRow.command.label("seen_command"),
+        CommandRow.first_seq.label("seen_first"),
+        CommandRow.last_seq.label("seen_last"),
+    )
+    .select_from(GameRow)
+    .join(ProjectionRow, ProjectionRow.game_id == GameRow.id)
+    .join(EventRow, (EventRow.game_id == GameRow.id) & (EventRow.seq == GameRow.last_seq))
+    .outerjoin(
+        CommandRow,
+        (CommandRow.game_id == GameRow.id) & (CommandRow.command_id == bindparam("b_command")),
+    )
+    .where(GameRow.id == bindparam("b_game"))
+    .with_for_update(of=GameRow)
+)
+_MOVE_PROJECTION = (
+    update(ProjectionRow)
+    .where(ProjectionRow.game_id == bindparam("b_game"))
+    .values(seq=bindparam("b_seq"), snapshot=bindparam("b_snapshot", type_=JSONDoc))
+)
+_MOVE_GAME = (
+    update(GameRow)
+    .where(GameRow.id == bindparam("b_game"), GameRow.last_seq == bindparam("b_old"))
+    .values(last_seq=bindparam("b_new"), status=bindparam("b_status"))
+)
+_INSERT_EVENTS = insert(EventRow)
+_INSERT_COMMAND = insert(CommandRow)
 
 
 def _parse(command: Command | Mapping[str, Any]) -> Command:
