@@ -44,6 +44,7 @@ DIRECTOR_RULE = "Only the tournament director sees every hand, the audit and the
 SEAT_RULE = "A seat's token acts only for that seat; the director does not play."
 STREAM_POLL_SECONDS = 15.0  # safety re-read when no notification arrives
 MAX_RACE_RETRIES = 6
+ROLE_CACHE_SIZE = 100_000  # (game id, token digest) -> role, per process
 
 _bearer = HTTPBearer(auto_error=False, description="A seat, director or platform token.")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
@@ -254,6 +255,7 @@ def create_app(
     install(app)
 
     v1 = APIRouter(prefix=f"/{API_VERSION}")
+    roles: dict[tuple[str, str], str] = {}
 
     # -- authentication ---------------------------------------------------------------------
     def _ensure_game(game_id: str) -> None:
@@ -268,7 +270,14 @@ def create_app(
                 "missing_token",
                 "Send a seat or director token of this game as 'Authorization: Bearer <token>'.",
             )
-        role = store.role_for(game_id, token_hash(token))
+        digest = token_hash(token)
+        role = roles.get((game_id, digest))
+        if role is None:
+            role = store.role_for(game_id, digest)
+            if role is not None:  # a game's credentials never change: remember the role
+                if len(roles) >= ROLE_CACHE_SIZE:
+                    roles.clear()
+                roles[(game_id, digest)] = role
         if role is None:
             _ensure_game(game_id)
             raise unauthorized("invalid_token", "This token does not open this game.")
