@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import random
 
+import hypothesis
 from engine_helpers import (
     STANDARD_SIZES,
     all_tiles,
@@ -36,7 +37,7 @@ from engine_helpers import (
     vote,
     withdraw,
 )
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from charleston_fsm import errors
@@ -234,7 +235,7 @@ def run_random_game(data: st.DataObject, profile: int, seed: int, length: int) -
             twin.execute(command, outcome)
     if twin is not None:
         twin.compare(table)
-    event(f"reached {table.configuration[-1]}")
+    hypothesis.event(f"reached {table.configuration[-1]}")
     # a fold of the log rebuilds an identical snapshot (after a trip through JSON, as a
     # store keeps it)
     stored = [Event.from_dict(json.loads(json.dumps(e.to_dict()))) for e in table.log]
