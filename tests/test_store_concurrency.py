@@ -29,6 +29,15 @@ def race(store: GameStore, url: str, executor: Executor, ruleset: str = "nmjl") 
         for seat in SEATS
         for n in range(WORKERS_PER_SEAT)
     ]
+    # meanwhile a director reads: never half a command, never a false alarm
+    reads = 0
+    while not all(f.done() for f in futures) or reads == 0:
+        table = store.table(game_id)
+        assert sorted(tiles_held(table)) == list(range(TILE_COUNT))
+        assert store.verify(game_id).ok
+        store.replay(game_id)  # a fold of a partial command would raise ReplayMismatch
+        assert store.check_projections() == []
+        reads += 1
     outcomes: list[Outcome] = []
     for future in futures:
         done, _refusals, _conflicts = future.result(timeout=180)

@@ -577,62 +577,18 @@ class GameStore:
         return _fold(self.events(game_id), at)
 
     def audit(self, game_id: str) -> AuditReport:
-        rows = self.events(game_id)
-        return build_audit(rows, self.verify(game_id, rows=rows))
+        rows, last_seq = self._committed_rows(game_id)
+        return build_audit(rows, _verify_rows(rows, last_seq))
 
-    def verify(self, game_id: str, *, rows: Sequence[StoredEvent] | None = None) -> Verification:
+    def verify(self, game_id: str) -> Verification:
         """Re-hash every row; name the first one whose content or chain does not match."""
-        if rows is None:
-            rows = self.events(game_id)
-        with self._reading() as conn:
-            last_seq = conn.execute(select(GameRow.last_seq).where(GameRow.id == game_id)).scalar()
-        if last_seq is None:
-            raise GameNotFound(f"There is no game {game_id!r}.")
-        prev = GENESIS
-        for expected_seq, row in enumerate(rows, start=1):
-            if row.seq != expected_seq:
-                return Verification(
-                    False, expected_seq, f"Row {expected_seq} is missing.", expected_seq - 1
-                )
-            if row.prev_hash != prev:
-                return Verification(
-                    False,
-                    row.seq,
-                    f"Row {row.seq} does not follow row {row.seq - 1}: its prev_hash is "
-                    f"{row.prev_hash[:12]}…, the hash of row {row.seq - 1} is {prev[:12]}….",
-                    row.seq - 1,
-                )
-            digest = row_hash(
-                prev_hash=row.prev_hash,
-                game_id=row.game_id,
-                seq=row.seq,
-                type=row.type,
-                seat=row.seat,
-                step=row.step,
-                payload=row.payload,
-                command_id=row.command_id,
-                created_at=row.created_at,
-            )
-            if digest != row.hash:
-                return Verification(
-                    False,
-                    row.seq,
-                    f"Row {row.seq} ({row.type}) was changed after it was written: its "
-                    "content no longer matches its hash.",
-                    row.seq - 1,
-                )
-            prev = row.hash
-        if len(rows) != last_seq:
-            first_bad = min(len(rows), last_seq) + 1
-            return Verification(
-                False,
-                first_bad,
-                f"The game records {last_seq} rows but {len(rows)} are stored.",
-                len(rows),
-            )
-        return Verification(
-            True, None, f"All {len(rows)} rows match their hashes.", len(rows), prev
-        )
+        return _verify_rows(*self._committed_rows(game_id))
+
+    def _committed_rows(self, game_id: str) -> tuple[list[StoredEvent], int]:
+        """The rows up to ``games.last_seq`` read first, so a command committing meanwhile
+        (on a live game) is not mistaken for a gap."""
+        last_seq = self.last_seq(game_id)
+        return [r for r in self.events(game_id) if r.seq <= last_seq], last_seq
 
     def check_projections(self) -> list[str]:
         """Games whose projection differs from a fold of their events."""
@@ -648,7 +604,7 @@ class GameStore:
                 bad.append(game_id)
                 continue
             try:
-                replayed = self.replay(game_id).snapshot()
+                replayed = self.replay(game_id, at=seq).snapshot()
             except errors.CharlestonError:
                 bad.append(game_id)
                 continue
@@ -690,6 +646,52 @@ _MOVE_GAME = (
 )
 _INSERT_EVENTS = insert(EventRow)
 _INSERT_COMMAND = insert(CommandRow)
+
+
+def _verify_rows(rows: Sequence[StoredEvent], last_seq: int) -> Verification:
+    prev = GENESIS
+    for expected_seq, row in enumerate(rows, start=1):
+        if row.seq != expected_seq:
+            return Verification(
+                False, expected_seq, f"Row {expected_seq} is missing.", expected_seq - 1
+            )
+        if row.prev_hash != prev:
+            return Verification(
+                False,
+                row.seq,
+                f"Row {row.seq} does not follow row {row.seq - 1}: its prev_hash is "
+                f"{row.prev_hash[:12]}…, the hash of row {row.seq - 1} is {prev[:12]}….",
+                row.seq - 1,
+            )
+        digest = row_hash(
+            prev_hash=row.prev_hash,
+            game_id=row.game_id,
+            seq=row.seq,
+            type=row.type,
+            seat=row.seat,
+            step=row.step,
+            payload=row.payload,
+            command_id=row.command_id,
+            created_at=row.created_at,
+        )
+        if digest != row.hash:
+            return Verification(
+                False,
+                row.seq,
+                f"Row {row.seq} ({row.type}) was changed after it was written: its "
+                "content no longer matches its hash.",
+                row.seq - 1,
+            )
+        prev = row.hash
+    if len(rows) != last_seq:
+        first_bad = min(len(rows), last_seq) + 1
+        return Verification(
+            False,
+            first_bad,
+            f"The game records {last_seq} rows but {len(rows)} are stored.",
+            len(rows),
+        )
+    return Verification(True, None, f"All {len(rows)} rows match their hashes.", len(rows), prev)
 
 
 def _parse(command: Command | Mapping[str, Any]) -> Command:
