@@ -318,3 +318,23 @@ def test_any_blind_declarations_resolve(own: tuple[int, ...], seed: int, second:
             ]
             assert sorted(kept) == sorted(table.received[seat])
             assert all(routes[str(t)][-1] == seat.value for t in kept)
+
+
+def test_fold_refuses_a_tampered_log() -> None:
+    table = Table(Deal.shuffled(3), "nmjl")
+    bots = {s: Bot(seat=s, rng=random.Random(s.value)) for s in SEATS}
+    for _ in range(3):
+        for seat in SEATS:
+            command = bots[seat].decide(seat_view(table, seat))
+            if command is not None:
+                table.execute(command)
+    index = next(i for i, e in enumerate(table.log) if e.type == "tiles_transferred")
+    original = table.log[index]
+    forged = Event(original.type, original.seat, {**original.payload, "kept": []})
+    log = [*table.log[:index], forged, *table.log[index + 1 :]]
+    try:
+        Table.fold(table.deal, "nmjl", None, log)
+    except errors.ReplayMismatch as error:
+        assert error.code == "replay_mismatch"
+    else:
+        raise AssertionError("a forged event was folded")
