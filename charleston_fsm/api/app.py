@@ -34,6 +34,7 @@ from ..seats import Seat
 from ..store import Conflict, GameNotFound, GameStore
 from ..views import director_view, redact, seat_view
 from .auth import ROLES, bearer_token, check_platform_key, new_token, token_hash
+from .botrunner import BotRunner
 from .logs import game_id_var, log, request_id_var
 from .notify import Notifier, notifier_for
 from .problems import ApiProblem, bad_request, forbidden, install, problem, unauthorized
@@ -228,6 +229,7 @@ def create_app(
     if platform_key is None:
         platform_key = os.environ.get("CHARLESTON_PLATFORM_KEY") or None
     notifier = notifier or notifier_for(_store_url(store))
+    bots = BotRunner(store, notifier)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -236,6 +238,7 @@ def create_app(
         try:
             yield
         finally:
+            await bots.stop_all()
             await run_in_threadpool(notifier.stop)
 
     app = FastAPI(
@@ -511,6 +514,42 @@ def create_app(
         from .. import diagrams
 
         return _diagram(diagrams.live, store.table(game_id), format)
+
+    # -- bots -------------------------------------------------------------------------------
+    def seat_only(request: Request, game_id: str) -> Seat:
+        seat = _seat_of(authenticate(request, game_id))
+        if seat is None:
+            raise forbidden(
+                "director_cannot_play", "Only a seat's own token hands it to a bot.", SEAT_RULE
+            )
+        return seat
+
+    @v1.post(
+        "/games/{game_id}/bot",
+        status_code=202,
+        tags=["games"],
+        summary="Hand the token's seat to a bot (it plays from that seat's view only)",
+        description=(
+            "The bot runs in the service process that took the request and plays until "
+            "the Charleston is over and it has nothing left to do. It is not persisted: "
+            "after a restart, hand the seat over again. DELETE takes the seat back."
+        ),
+    )
+    async def start_bot(
+        game_id: str,
+        request: Request,
+        _: Credentials,
+        seed: Annotated[int | None, Query(description="The bot's random seed")] = None,
+    ) -> dict[str, Any]:
+        seat = await run_in_threadpool(seat_only, request, game_id)
+        started = bots.start(game_id, seat, seed)
+        return {"game_id": game_id, "seat": seat.value, "bot": "playing", "started": started}
+
+    @v1.delete("/games/{game_id}/bot", tags=["games"], summary="Take the seat back from its bot")
+    async def stop_bot(game_id: str, request: Request, _: Credentials) -> dict[str, Any]:
+        seat = await run_in_threadpool(seat_only, request, game_id)
+        stopped = await bots.stop(game_id, seat)
+        return {"game_id": game_id, "seat": seat.value, "stopped": stopped}
 
     # -- live stream --------------------------------------------------------------------------
     @v1.get(
