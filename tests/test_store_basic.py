@@ -107,6 +107,8 @@ def test_a_dict_command_is_parsed_and_a_bad_one_refused(store: GameStore) -> Non
     store.execute(game_id, {"type": "confirm_pass", "seat": "south", "tiles": tiles})
     with pytest.raises(InvalidCommand):
         store.execute(game_id, {"type": "confirm_pass", "seat": "nobody"})
+    with pytest.raises(InvalidCommand):
+        store.execute(game_id, PlaceTiles(seat=Seat.EAST), command_id="x" * 129)
     assert counts(store, game_id) == (2, 1, 2)
 
 

@@ -61,6 +61,7 @@ from .urls import render, resolve_url
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 NOTIFY_CHANNEL = "charleston_events"
+MAX_COMMAND_ID = 128  # events.command_id, commands.command_id
 ROLES = frozenset([*(s.value for s in SEATS), "director"])
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _PASS_COMMAND_EVENTS = frozenset({"pass_confirmed", "pass_changed", "pass_withdrawn"})
@@ -426,6 +427,10 @@ class GameStore:
         cmd = _parse(command)
         command_doc = cmd.model_dump(mode="json")
         command_id = command_id or uuid.uuid4().hex
+        if len(command_id) > MAX_COMMAND_ID:
+            raise errors.InvalidCommand(
+                f"A command id is at most {MAX_COMMAND_ID} characters, not {len(command_id)}."
+            )
         with self._writing() as conn:
             locked = conn.execute(_LOCK_GAME, {"b_game": game_id, "b_command": command_id}).first()
             if locked is None:
