@@ -10,10 +10,12 @@ import pytest
 from sqlalchemy import text
 
 from charleston_fsm.bots import bots_for, play
+from charleston_fsm.commands import ChangePass, ConfirmPass, DeclareMahJongg, WithdrawPass
 from charleston_fsm.errors import ReplayMismatch
+from charleston_fsm.seats import SEATS, Seat
 from charleston_fsm.store import GameStore
-from charleston_fsm.table import tiles_held
-from charleston_fsm.tiles import TILE_COUNT
+from charleston_fsm.table import Table, tiles_held
+from charleston_fsm.tiles import TILE_COUNT, Deal, is_joker
 from charleston_fsm.views import seat_view
 
 
@@ -188,9 +190,39 @@ def test_full_game_on_postgres_replayed_at_every_seq_and_audited(pg_store: GameS
 
 
 def _has_blind_pass(seed: int) -> bool:
-    from charleston_fsm.table import Table
-    from charleston_fsm.tiles import Deal
-
     table = Table(Deal.shuffled(seed))
     play(table.execute, lambda s: seat_view(table, s), bots_for(seed), rng=random.Random(seed))
     return any(e.type == "pass_resolved" and e.payload["blind"] for e in table.log)
+
+
+def test_audit_keeps_changes_withdrawals_and_declarations(store: GameStore) -> None:
+    def tiles(seat: Seat, skip: int = 0) -> list[int]:
+        rack = store.table(game_id).racks[seat]
+        return [t for t in rack if not is_joker(t)][skip : skip + 3]
+
+    game_id = store.create_game(seed=8)
+    store.execute(game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles(Seat.EAST)))
+    store.execute(game_id, ChangePass(seat=Seat.EAST, tiles=tiles(Seat.EAST, 3)))
+    store.execute(game_id, ConfirmPass(seat=Seat.SOUTH, tiles=tiles(Seat.SOUTH)))
+    store.execute(game_id, WithdrawPass(seat=Seat.SOUTH))
+    for seat in SEATS[1:]:
+        store.execute(game_id, ConfirmPass(seat=seat, tiles=tiles(seat)))
+    first = store.audit(game_id).passes[0]
+    assert first.step == "CHARLESTON_P1_R"
+    assert [(c.seat, c.action) for c in first.confirmations] == [
+        ("east", "confirmed"),
+        ("east", "changed"),
+        ("south", "confirmed"),
+        ("south", "withdrawn"),
+        ("south", "confirmed"),
+        ("west", "confirmed"),
+        ("north", "confirmed"),
+    ]
+    assert first.confirmations[1].tiles == first.transfers[0].from_hand
+
+    heavenly = store.create_game(seed=9)
+    store.execute(heavenly, DeclareMahJongg(seat=Seat.EAST))
+    report = store.audit(heavenly)
+    assert [(d["seat"], d["kind"]) for d in report.declarations] == [("east", "heavenly")]
+    assert report.ended and report.ended["reason"] == "Heavenly Hand declared"
+    assert "East declares Mah Jongg (heavenly hand" in report.to_text()
