@@ -135,6 +135,9 @@ def check_invariants(table: Table, deal: Deal, before: dict[Seat, list[int]], ev
             got = sum(len(e.payload["kept"]) for e in transfers if e.payload["receiver"] == seat)
             assert len(table.hand(seat)) == len(before[seat]) - given_ + got
     # every hand receives exactly what was sent to it
+    if not any(e.payload["forwarded"] for e in transfers):
+        for e in transfers:
+            assert sorted(e.payload["kept"]) == sorted(e.payload["from_hand"])
     for e in transfers:
         receiver = Seat(e.payload["receiver"])
         assert set(e.payload["kept"]) <= set(table.received[receiver])
