@@ -129,6 +129,9 @@ def test_full_game_four_clients_nothing_leaks(db_url: str, tmp_path: Path) -> No
     for line in requests:
         if line["path"].startswith(f"/v1/games/{game.game_id}"):
             assert line["game_id"] == game.game_id
+    refused = [line for line in lines if line.get("msg") == "refused"]
+    assert len(refused) >= 4 * given  # one provoked refusal per seat per command
+    assert all(line["game_id"] == game.game_id for line in refused)
     for line in lines:
         assert not tile_ids(line), line
         assert "tiles" not in line and "rack" not in line
