@@ -180,3 +180,35 @@ def test_stream_resumes_after_a_seq(sqlite_url: str, tmp_path: Path) -> None:
         assert [e["seq"] for e in stream.events()] == list(range(11, last + 1))
         stream.close()
         game.close()
+
+
+@pytest.mark.postgres
+def test_listener_reconnects_after_losing_its_connection(pg_url: str, tmp_path: Path) -> None:
+    """Process B's LISTEN connection is killed; B reconnects and its streams catch up."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    libpq = make_url(pg_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    database = make_url(pg_url).database
+    with running(pg_url, tmp_path, "a") as a, running(pg_url, tmp_path, "b") as b:
+        game = Game.create(a, seed=12)
+        stream = StreamReader(b.base_url + game.path("/stream"), game.tokens["west"])
+        with psycopg.connect(libpq, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = %s AND query LIKE 'LISTEN%%'",
+                (database,),
+            ).fetchall()
+        assert len(killed) == 2  # one listener per process
+        rack = [t["id"] for t in game.view("west")["rack"] if not is_joker(t["id"])]
+        sent = game.command("west", {"type": "confirm_pass", "tiles": rack[:3]})
+        assert sent.status_code == 200
+        seq = sent.json()["events"][-1]["seq"]
+        assert stream.wait_for_seq(seq, timeout=10), stream.error
+        deadline = time.monotonic() + 10
+        while httpx.get(f"{b.base_url}/readyz").status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        stream.close()
+        game.close()
+    assert any(line.get("msg") == "listen connection lost" for line in b.log_lines())
