@@ -99,3 +99,21 @@ def test_replay_views_per_role(sqlite_url: str, tmp_path: Path) -> None:
         verify = game.clients["director"].get(game.path("/verify")).json()
         assert verify["ok"] is True and verify["first_bad_seq"] is None
         game.close()
+
+
+def test_four_seats_confirm_at_the_same_moment(db_url: str, tmp_path: Path) -> None:
+    """The table's real rush: everyone confirms at once; every command lands, one resolution."""
+    with running(db_url, tmp_path) as server:
+        for seed in range(3):
+            game = Game.create(server, seed=30 + seed)
+            bodies = {
+                seat: {"type": "confirm_pass", "tiles": _three(game, seat), "command_id": "p1"}
+                for seat in ("east", "south", "west", "north")
+            }
+            with ThreadPoolExecutor(4) as pool:
+                responses = list(pool.map(lambda s, g=game, b=bodies: g.command(s, b[s]), bodies))
+            assert [r.status_code for r in responses] == [200] * 4, [r.text for r in responses]
+            events = game.clients["director"].get(game.path("/events")).json()["events"]
+            assert [e["type"] for e in events].count("pass_resolved") == 1
+            assert game.view("east")["step"]["label"] == "First Charleston: pass Across"
+            game.close()
