@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from charleston_fsm.bots import Bot
 from charleston_fsm.errors import CharlestonError
 from charleston_fsm.seats import Seat
-from charleston_fsm.store import Conflict, GameStore
+from charleston_fsm.store import Conflict, GameStore, StoreError
 from charleston_fsm.views import seat_view
 
 
@@ -59,6 +59,8 @@ def seat_worker(url: str, game_id: str, seat_value: str, worker: int, seconds: f
             except Conflict:
                 conflicts += 1
                 continue
+            except StoreError:
+                raise  # GameNotFound, StoreUnavailable…: never expected here
             except CharlestonError:
                 refusals += 1
                 continue
@@ -72,5 +74,27 @@ def seat_worker(url: str, game_id: str, seat_value: str, worker: int, seconds: f
                 )
             )
         raise TimeoutError(f"{seat_value}-{worker} did not finish in {seconds} s")
+    finally:
+        store.dispose()
+
+
+def toggler(url: str, game_id: str, seat_value: str, rounds: int) -> list[str]:
+    """Confirm and withdraw the seat's own pass ``rounds`` times; any refusal is a bug
+    (the three togglers never touch each other's choices and the pass never resolves)."""
+    from charleston_fsm.commands import ConfirmPass, WithdrawPass
+    from charleston_fsm.tiles import is_joker
+
+    store = GameStore(url)
+    seat = Seat(seat_value)
+    try:
+        tiles = [t for t in store.table(game_id).racks[seat] if not is_joker(t)][:3]
+        problems = []
+        for n in range(rounds):
+            command = ConfirmPass(seat=seat, tiles=tiles) if n % 2 == 0 else WithdrawPass(seat=seat)
+            try:
+                store.execute(game_id, command)
+            except CharlestonError as exc:
+                problems.append(f"{seat_value} #{n}: {exc.code}")
+        return problems
     finally:
         store.dispose()

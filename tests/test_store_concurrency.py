@@ -10,7 +10,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 import psycopg
 import pytest
 from sqlalchemy import event, select
-from store_workers import Outcome, seat_worker
+from store_workers import Outcome, seat_worker, toggler
 
 from charleston_fsm.commands import ConfirmPass
 from charleston_fsm.seats import SEATS, Seat
@@ -40,8 +40,9 @@ def race(store: GameStore, url: str, executor: Executor, ruleset: str = "nmjl") 
         reads += 1
     outcomes: list[Outcome] = []
     for future in futures:
-        done, _refusals, _conflicts = future.result(timeout=180)
+        done, _refusals, conflicts = future.result(timeout=180)
         outcomes.extend(done)
+        assert conflicts == 0  # writers wait for the game's lock, they do not lose
     check_race(store, game_id, outcomes)
     return outcomes
 
@@ -103,6 +104,24 @@ def test_racing_processes(store: GameStore, db_url: str) -> None:
     with ProcessPoolExecutor(len(SEATS) * WORKERS_PER_SEAT, mp_context=context) as pool:
         outcomes = race(store, db_url, pool, ruleset="house")
     assert outcomes
+
+
+def test_contended_writers_wait_and_never_see_a_stale_game(store: GameStore, db_url: str) -> None:
+    """Three seats toggle their own choice as fast as they can: every command must succeed.
+
+    (A command that waited for the game's lock once read the winner's games row with the
+    loser's old projection; it showed up as a spurious GameNotFound.)
+    """
+    game_id = store.create_game(seed=31)
+    rounds = 40
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = pool.map(lambda seat: toggler(db_url, game_id, seat.value, rounds), SEATS[:3])
+        problems = [p for found in results for p in found]
+    assert problems == []
+    assert store.last_seq(game_id) == 1 + 3 * rounds
+    assert store.verify(game_id).ok
+    assert store.check_projections() == []
+    assert store.table(game_id).selections == {}
 
 
 def _three(store: GameStore, game_id: str, seat: Seat) -> list[int]:

@@ -432,9 +432,21 @@ class GameStore:
                 f"A command id is at most {MAX_COMMAND_ID} characters, not {len(command_id)}."
             )
         with self._writing() as conn:
-            locked = conn.execute(_LOCK_GAME, {"b_game": game_id, "b_command": command_id}).first()
-            if locked is None:
+            # Lock first, then read: under READ COMMITTED a statement that waited for
+            # the lock sees the winner's new games row but not its other rows, so the
+            # projection and head are read by a second statement, after the lock.
+            last_seq = conn.execute(_LOCK_GAME, {"b_game": game_id}).scalar()
+            if last_seq is None:
                 raise GameNotFound(f"There is no game {game_id!r}.")
+            locked = conn.execute(
+                _READ_LOCKED,
+                {"b_game": game_id, "b_seq": last_seq, "b_command": command_id},
+            ).first()
+            if locked is None:
+                raise Conflict(
+                    f"Game {game_id!r} has no projection or no row {last_seq}; run verify "
+                    "and check_projections."
+                )
             if locked.seen_command is not None:
                 if locked.seen_command != command_doc:
                     raise CommandIdConflict(
@@ -619,9 +631,10 @@ class GameStore:
 
 
 # The command path's statements, built once (building them costs more than a round trip).
-_LOCK_GAME = (
+_LOCK_GAME = select(GameRow.last_seq).where(GameRow.id == bindparam("b_game")).with_for_update()
+_READ_LOCKED = (
     select(
-        GameRow.last_seq,
+        EventRow.seq.label("last_seq"),
         ProjectionRow.seq.label("projection_seq"),
         ProjectionRow.snapshot,
         EventRow.hash.label("head_hash"),
@@ -629,15 +642,17 @@ _LOCK_GAME = (
         CommandRow.first_seq.label("seen_first"),
         CommandRow.last_seq.label("seen_last"),
     )
-    .select_from(GameRow)
-    .join(ProjectionRow, ProjectionRow.game_id == GameRow.id)
-    .join(EventRow, (EventRow.game_id == GameRow.id) & (EventRow.seq == GameRow.last_seq))
+    .select_from(ProjectionRow)
+    .join(
+        EventRow,
+        (EventRow.game_id == ProjectionRow.game_id) & (EventRow.seq == bindparam("b_seq")),
+    )
     .outerjoin(
         CommandRow,
-        (CommandRow.game_id == GameRow.id) & (CommandRow.command_id == bindparam("b_command")),
+        (CommandRow.game_id == ProjectionRow.game_id)
+        & (CommandRow.command_id == bindparam("b_command")),
     )
-    .where(GameRow.id == bindparam("b_game"))
-    .with_for_update(of=GameRow)
+    .where(ProjectionRow.game_id == bindparam("b_game"))
 )
 _MOVE_PROJECTION = (
     update(ProjectionRow)
