@@ -31,7 +31,7 @@ from ..commands import parse_command
 from ..errors import InvalidCommand, UnknownRuleset
 from ..rulesets import RULESETS, Options, Ruleset, get_ruleset
 from ..seats import Seat
-from ..store import Conflict, GameNotFound, GameStore
+from ..store import Conflict, GameStore
 from ..views import director_view, redact, seat_view
 from .auth import ROLES, bearer_token, check_platform_key, new_token, token_hash
 from .botrunner import BotRunner
@@ -415,11 +415,9 @@ def create_app(
             try:
                 result = store.execute(game_id, command, command_id=f"{role}:{command_id}")
                 break
-            except (Conflict, GameNotFound):
-                # Conflict: another command of this game won the race. GameNotFound cannot
-                # be true here (the token was just found for this game): on PostgreSQL a
-                # concurrent writer can make the store's locking read come back empty.
-                # Nothing was stored either way, so the command is simply sent again.
+            except Conflict:
+                # another command of this game won the race; nothing was stored for this
+                # one, so it is simply sent again (the store's contract for Conflict)
                 if attempt == MAX_RACE_RETRIES:
                     raise
                 time.sleep(random.uniform(0.002, 0.01) * 2**attempt)
