@@ -108,8 +108,24 @@ def measure(store: GameStore, quick: bool) -> dict[str, list[float]]:
 
     games = [bot_game(store, seed) for seed in range(3)]
     seeds = iter(range(100, 10**6))
-    results["whole bot game (create + ~30 commands + views)"] = timed(
+    results["whole bot game, views via table() + seat_view"] = timed(
         lambda: bot_game(store, next(seeds)), 3 if quick else 10
+    )
+
+    def bot_game_store_views(seed: int) -> None:
+        gid = store.create_game(seed=seed)
+        play(
+            lambda c: store.execute(gid, c),
+            lambda s: store.view(gid, s),
+            bots_for(seed),
+            rng=random.Random(seed),
+        )
+
+    results["whole bot game, views via store.view()"] = timed(
+        lambda: bot_game_store_views(next(seeds)), 3 if quick else 10
+    )
+    results["view(): one seat's view from the projection"] = timed(
+        lambda: store.view(game_id, Seat.EAST), n
     )
     results["replay(): fold a finished game"] = timed(
         lambda: store.replay(games[0]), 10 if quick else 50

@@ -226,3 +226,28 @@ def test_audit_keeps_changes_withdrawals_and_declarations(store: GameStore) -> N
     assert [(d["seat"], d["kind"]) for d in report.declarations] == [("east", "heavenly")]
     assert report.ended and report.ended["reason"] == "Heavenly Hand declared"
     assert "East declares Mah Jongg (heavenly hand" in report.to_text()
+
+
+def test_store_view_equals_the_view_of_a_fresh_table(store: GameStore) -> None:
+    from charleston_fsm.views import director_view
+
+    game_id = store.create_game("nmjl", seed=12)
+    checked = 0
+
+    def view_of(seat: Seat) -> dict:
+        nonlocal checked
+        table = store.table(game_id)
+        for other in SEATS:
+            assert store.view(game_id, other) == seat_view(table, other)
+        assert store.view(game_id) == director_view(table)
+        checked += 1
+        return store.view(game_id, seat.value)
+
+    ids = count(1)
+    play(
+        lambda c: store.execute(game_id, c, command_id=f"v{next(ids)}"),
+        view_of,
+        bots_for(12),
+        rng=random.Random(12),
+    )
+    assert store.table(game_id).finished and checked >= 40

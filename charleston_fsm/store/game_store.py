@@ -45,6 +45,7 @@ from ..rulesets import get_ruleset
 from ..seats import SEATS, Seat
 from ..table import Table
 from ..tiles import Deal
+from ..views import director_view, seat_view
 from .audit import AuditReport, build_audit
 from .errors import (
     CommandIdConflict,
@@ -555,14 +556,29 @@ class GameStore:
 
     # -- reading ----------------------------------------------------------------------------
     def table(self, game_id: str) -> Table:
-        """The game's table now, from its projection (one statement)."""
+        """The game's table now, from its projection (one statement); the caller's own."""
+        return Table.restore(self._snapshot(game_id))
+
+    def view(self, game_id: str, seat: Seat | str | None = None) -> dict[str, Any]:
+        """``views.seat_view`` (or ``director_view`` for ``None``) of the game now.
+
+        Same result as ``seat_view(store.table(game_id), seat)`` without building a chart
+        per call (the projection is loaded into this thread's warm table, ~0.05 ms
+        instead of ~2 ms): for request handlers and bots that only need the view.
+        """
+        table = self._load(self._snapshot(game_id))
+        if seat is None:
+            return director_view(table)
+        return seat_view(table, Seat(seat))
+
+    def _snapshot(self, game_id: str) -> dict[str, Any]:
         with self._reading() as conn:
             snapshot = conn.execute(
                 select(ProjectionRow.snapshot).where(ProjectionRow.game_id == game_id)
             ).scalar()
         if snapshot is None:
             raise GameNotFound(f"There is no game {game_id!r}.")
-        return Table.restore(snapshot)
+        return snapshot
 
     def last_seq(self, game_id: str) -> int:
         with self._reading() as conn:
