@@ -173,7 +173,9 @@ class Twin:
     def __init__(self, table: Table, warm: bool) -> None:
         snapshot = json.loads(json.dumps(table.snapshot()))  # JSON-ready, really
         if warm:
-            twin = Table(Deal.shuffled(999), table.ruleset.name)
+            other = "house" if table.ruleset.name == "nmjl" else "nmjl"
+            twin = Table(Deal.shuffled(999), other)  # a warm table of another game...
+            twin.execute(declare(SEATS[0]))  # ...that has already ended
             twin.load(snapshot)
         else:
             twin = Table.restore(snapshot)
