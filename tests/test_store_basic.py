@@ -71,6 +71,8 @@ def test_setup_errors_are_typed(store: GameStore) -> None:
     with pytest.raises(InvalidGameSetup):
         store.create_game(players={"dealer": "Ann"})
     with pytest.raises(InvalidGameSetup):
+        store.create_game(hands={"dealer": list(range(14))})
+    with pytest.raises(InvalidGameSetup):
         store.create_game(credentials={"east": "not-a-hash"})
     with pytest.raises(InvalidGameSetup):
         store.create_game(credentials={"umpire": hash_token("x")})

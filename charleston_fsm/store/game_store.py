@@ -320,7 +320,13 @@ class GameStore:
         """A new game: its ``game_created`` row (seq 1), projection and credentials."""
         rules = get_ruleset(ruleset)
         if hands is not None:
-            deal = Deal.explicit({Seat(str(s)): list(h) for s, h in hands.items()})
+            try:
+                by_seat = {Seat(str(s)): list(h) for s, h in hands.items()}
+            except ValueError:
+                raise InvalidGameSetup(
+                    f"Hands are given per seat (east, south, west, north), not {list(hands)}."
+                ) from None
+            deal = Deal.explicit(by_seat)
         else:
             if seed is None:
                 seed = random.SystemRandom().randrange(2**31)
