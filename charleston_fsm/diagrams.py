@@ -48,6 +48,7 @@ GUARD_LABELS: dict[str, str] = {
     "second_left_first": "order Left, Across, Right",
     "second_across_first": "order Across, Left, Right",
     "courtesy_counts_free": "counts may differ",
+    "blind_passes_allowed": "blind passes allowed",
     "from_east": "East only",
     "from_pair_1": "East or West",
     "from_pair_2": "South or North",
@@ -67,6 +68,7 @@ NEGATED_GUARD_LABELS: dict[str, str] = {
 #: Guards whose value depends on the game's options alone, and the option each reads.
 #: They are evaluated once per ruleset to find the branches that can never fire.
 OPTION_GUARDS: dict[str, str] = {
+    "blind_passes_allowed": "blind_pass",
     "second_left_first": "second_charleston_order",
     "second_across_first": "second_charleston_order",
     "courtesy_counts_free": "courtesy_mode",

@@ -396,6 +396,9 @@ class Table:
     def tiles_from_hand(self) -> bool:
         return any(d.tiles for d in self.selections.values())
 
+    def blind_passes_allowed(self) -> bool:
+        return self.options.blind_pass
+
     def any_stop(self) -> bool:
         return "stop" in self.votes.values()
 

@@ -102,7 +102,8 @@ def test_labels_read_like_the_rule_book() -> None:
     assert labels["all_continue"] == "all four continue"
     assert labels["pair_1_agreed"] == "both offered, smaller > 0"
     dot = diagrams.render("nmjl", "dot")
-    assert "[all confirmed and no tile from any hand]" in dot  # unless= reads as a negation
+    # unless= reads as a negation
+    assert "[all confirmed and blind passes allowed and no tile from any hand]" in dot
     assert "<B>CHARLESTON_P1_R</B>" in dot and "First Charleston: pass Right" in dot
 
 
@@ -147,14 +148,17 @@ def test_house_never_takes_the_left_first_branches_nor_offers() -> None:
     view = diagrams.chart_view("house")
     dot = diagrams.to_dot(view)
     for _source, _target, attrs in _dot_edges(dot):
-        if "order Left, Across, Right" in attrs or "both offered" in attrs:
+        never = ("order Left, Across, Right", "both offered", "blind passes allowed")
+        if any(phrase in attrs for phrase in never):
             assert 'style="dashed"' in attrs
         elif "label=" in attrs:
             assert "dashed" not in attrs
     assert "«order Left, Across, Right» never holds with second_charleston_order" in dot
     assert "blind_pass = false" in dot and "no blind pass here" in dot
     assert "PAIR_1_OFFER, PAIR_2_OFFER are left at once" in dot
+    assert "«blind passes allowed» never holds with blind_pass = false" in dot
     mermaid = diagrams.to_mermaid(view)
+    assert "CHARLESTON_P1_L --> CHARLESTON_DONE" not in mermaid
     assert "CHARLESTON_DECIDE_STOP --> CHARLESTON_P2_A" in mermaid
     assert "CHARLESTON_DECIDE_STOP --> CHARLESTON_P2_L" not in mermaid
     assert "PAIR_1_OFFER --> PAIR_1_DONE" not in mermaid

@@ -41,13 +41,13 @@ class StandardCharleston(StateChart):
     # 1-3: the First Charleston (mandatory)
     CHARLESTON_P1_R = State("First Charleston: pass Right", initial=True)
     CHARLESTON_P1_A = State("First Charleston: pass Across")
-    CHARLESTON_P1_L = State("First Charleston: pass Left (blind pass allowed)")
+    CHARLESTON_P1_L = State("First Charleston: pass Left")
     # 4: continue or stop
     CHARLESTON_DECIDE_STOP = State("Vote: continue or stop the Charleston")
     # 5-7: the Second Charleston (only if all four continue; order from the ruleset)
     CHARLESTON_P2_L = State("Second Charleston: pass Left")
     CHARLESTON_P2_A = State("Second Charleston: pass Across")
-    CHARLESTON_P2_R = State("Second Charleston: pass Right (blind pass allowed)")
+    CHARLESTON_P2_R = State("Second Charleston: pass Right")
 
     # 8: the Courtesy Pass, each opposite pair on its own
     class COURTESY_PASS(State.Parallel, name="Courtesy Pass (pairs in parallel)"):
@@ -119,7 +119,10 @@ class StandardCharleston(StateChart):
         CHARLESTON_DECIDE_STOP, cond=["all_confirmed", "tiles_from_hand"], on="resolve_pass"
     )
     CHARLESTON_P1_L.to(
-        CHARLESTON_DONE, cond="all_confirmed", unless="tiles_from_hand", on="resolve_pass"
+        CHARLESTON_DONE,
+        cond=["all_confirmed", "blind_passes_allowed"],
+        unless="tiles_from_hand",
+        on="resolve_pass",
     )
 
     CHARLESTON_DECIDE_STOP.to(COURTESY_PASS, cond="any_stop")
@@ -140,7 +143,10 @@ class StandardCharleston(StateChart):
     )
     CHARLESTON_P2_R.to(COURTESY_PASS, cond=["all_confirmed", "tiles_from_hand"], on="resolve_pass")
     CHARLESTON_P2_R.to(
-        CHARLESTON_DONE, cond="all_confirmed", unless="tiles_from_hand", on="resolve_pass"
+        CHARLESTON_DONE,
+        cond=["all_confirmed", "blind_passes_allowed"],
+        unless="tiles_from_hand",
+        on="resolve_pass",
     )
 
     done_state_COURTESY_PASS = COURTESY_PASS.to(CHARLESTON_DONE)
