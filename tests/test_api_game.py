@@ -42,10 +42,20 @@ def _director_seq(game: Game) -> tuple[dict[str, Any], int]:
     return view, events["last_seq"]
 
 
-def test_full_game_four_clients_nothing_leaks(db_url: str, tmp_path: Path) -> None:
+# nmjl with the demo's seed: two blind passes, both courtesy pairs exchange;
+# house: a Second Charleston in its own order, courtesy counts chosen freely (no offers)
+GAMES = {"nmjl": DEMO_SEED, "house": 3}
+
+
+@pytest.mark.parametrize("ruleset", sorted(GAMES))
+def test_full_game_four_clients_nothing_leaks(db_url: str, tmp_path: Path, ruleset: str) -> None:
+    seed = GAMES[ruleset]
     with running(db_url, tmp_path) as server:
         game = Game.create(
-            server, seed=DEMO_SEED, players={"east": "Ann", "south": "Bea", "west": "Cy"}
+            server,
+            ruleset=ruleset,
+            seed=seed,
+            players={"east": "Ann", "south": "Bea", "west": "Cy"},
         )
         knowledge = Knowledge()
         view, seq = _director_seq(game)
@@ -95,15 +105,24 @@ def test_full_game_four_clients_nothing_leaks(db_url: str, tmp_path: Path) -> No
                 checked["replays"] += 1
                 checked["errors"] += 1
 
-        given = play_over_http(game, DEMO_SEED, after_command=after_command)
+        given = play_over_http(game, seed, after_command=after_command)
         director = game.view("director")
         assert director["game"]["finished"], director["game"]
         full = game.clients["director"].get(game.path("/events")).json()["events"]
         last = full[-1]["seq"]
-        assert any(e["type"] == "pass_resolved" and e["payload"]["blind"] for e in full)
-        assert any(e["type"] == "courtesy_agreed" and e["payload"]["count"] for e in full)
+        courtesy = [
+            e for e in full if e["type"] == "tiles_transferred" and "PAIR" in e["payload"]["step"]
+        ]
+        assert courtesy, "no courtesy tiles changed hands"
+        expected = set(PAYLOAD_TYPES)
+        if ruleset == "nmjl":
+            assert any(e["type"] == "pass_resolved" and e["payload"]["blind"] for e in full)
+            assert any(e["type"] == "courtesy_agreed" and e["payload"]["count"] for e in full)
+        else:
+            assert any(e["payload"].get("step") == "CHARLESTON_P2_R" for e in full)
+            expected -= {"courtesy_offered", "courtesy_agreed"}
         for seat in SEAT_NAMES:
-            assert seen_types[seat] >= PAYLOAD_TYPES, PAYLOAD_TYPES - seen_types[seat]
+            assert seen_types[seat] >= expected, expected - seen_types[seat]
 
         # every stream got every event, in order, redacted for its seat
         resolutions = [e["seq"] for e in full if e["type"] == "pass_resolved"]
