@@ -31,6 +31,13 @@ def test_openapi_rulesets_health(sqlite_url: str, tmp_path: Path) -> None:
         ]:
             assert path in spec["paths"], path
         assert "HTTPBearer" in spec["components"]["securitySchemes"]
+        commands = spec["paths"]["/v1/games/{game_id}/commands"]["post"]["responses"]
+        for status in ("400", "401", "403", "404", "409", "422"):
+            assert list(commands[status]["content"]) == ["application/problem+json"], status
+        assert commands["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
+            "/CommandResult"
+        )
+        assert "HTTPValidationError" not in spec["components"]["schemas"]
 
         rulesets = {r["name"]: r for r in anon.get("/v1/rulesets").json()["rulesets"]}
         assert set(rulesets) == set(RULESETS)

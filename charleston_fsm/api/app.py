@@ -38,6 +38,16 @@ from .botrunner import BotRunner
 from .logs import game_id_var, log, request_id_var
 from .notify import Notifier, notifier_for
 from .problems import ApiProblem, bad_request, forbidden, install, problem, unauthorized
+from .schemas import (
+    CommandResult,
+    CreatedGame,
+    EventList,
+    GameView,
+    Problem,
+    Replay,
+    VerifyResult,
+    problems,
+)
 
 API_VERSION = "v1"
 GAME_PATH = re.compile(r"^/v1/games/([^/]+)")
@@ -301,6 +311,8 @@ def create_app(
         status_code=201,
         tags=["games"],
         summary="Create a game; returns one token per seat and one for the director",
+        response_model=None,
+        responses={201: {"model": CreatedGame}, **problems(400, 401, 403, 422)},
     )
     def create_game(body: CreateGame, request: Request, _: Credentials) -> JSONResponse:
         check_platform_key(request, platform_key)
@@ -351,6 +363,8 @@ def create_app(
         "/games/{game_id}",
         tags=["games"],
         summary="The table as the token's holder sees it (seat view or director view)",
+        response_model=None,
+        responses={200: {"model": GameView}, **problems(401, 404)},
     )
     def get_game(game_id: str, request: Request, _: Credentials) -> dict[str, Any]:
         role = authenticate(request, game_id)
@@ -363,6 +377,8 @@ def create_app(
         "/games/{game_id}/commands",
         tags=["games"],
         summary="Send a command for the token's seat (idempotent by command id)",
+        response_model=None,
+        responses={200: {"model": CommandResult}, **problems(400, 401, 403, 404, 409, 422)},
         description=(
             "The body is an engine command without `seat` (the seat comes from the token), "
             "plus an optional `command_id`; the `Idempotency-Key` header may carry it "
@@ -436,7 +452,13 @@ def create_app(
             headers={"Idempotent-Replayed": "true"} if result.duplicate else None,
         )
 
-    @v1.get("/games/{game_id}/events", tags=["games"], summary="The game's events, redacted")
+    @v1.get(
+        "/games/{game_id}/events",
+        tags=["games"],
+        summary="The game's events, redacted",
+        response_model=None,
+        responses={200: {"model": EventList}, **problems(401, 404)},
+    )
     def get_events(
         game_id: str,
         request: Request,
@@ -456,6 +478,8 @@ def create_app(
         "/games/{game_id}/replay",
         tags=["games"],
         summary="The table rebuilt from the events up to seq N",
+        response_model=None,
+        responses={200: {"model": Replay}, **problems(401, 404)},
         description=(
             "The director gets the director view of the replayed table; a seat gets its "
             "own seat view of it (what it saw at that moment), never anyone else's."
@@ -473,7 +497,12 @@ def create_app(
         view = director_view(table) if seat is None else seat_view(table, seat)
         return {"game_id": game_id, "role": role, "seq": seq, "view": view}
 
-    @v1.get("/games/{game_id}/audit", tags=["director"], summary="Audit report (director)")
+    @v1.get(
+        "/games/{game_id}/audit",
+        tags=["director"],
+        summary="Audit report (director)",
+        responses=problems(401, 403, 404),
+    )
     def get_audit(
         game_id: str,
         request: Request,
@@ -486,7 +515,13 @@ def create_app(
             return PlainTextResponse(report.to_text())
         return JSONResponse(report.to_dict())
 
-    @v1.get("/games/{game_id}/verify", tags=["director"], summary="Check the hash chain")
+    @v1.get(
+        "/games/{game_id}/verify",
+        tags=["director"],
+        summary="Check the hash chain",
+        response_model=None,
+        responses={200: {"model": VerifyResult}, **problems(401, 403, 404)},
+    )
     def get_verify(game_id: str, request: Request, _: Credentials) -> dict[str, Any]:
         director_only(request, game_id)
         result = store.verify(game_id)
@@ -625,6 +660,46 @@ def create_app(
         return _diagram(diagrams.render, known_ruleset(name).name, format)
 
     app.include_router(v1)
+
+    def openapi() -> dict[str, Any]:
+        """FastAPI's document, with errors as they really leave: problem+json, 400 not 422."""
+        if app.openapi_schema is None:
+            from fastapi.openapi.utils import get_openapi
+
+            spec = get_openapi(
+                title=app.title,
+                version=app.version,
+                summary=app.summary,
+                description=app.description,
+                routes=app.routes,
+            )
+            problem_ref = {"$ref": "#/components/schemas/Problem"}
+            for operation in (op for path in spec["paths"].values() for op in path.values()):
+                responses = operation.get("responses", {})
+                default = responses.get("422", {}).get("content", {}).get("application/json", {})
+                if default.get("schema", {}).get("$ref", "").endswith("/HTTPValidationError"):
+                    del responses["422"]
+                    responses.setdefault(
+                        "400",
+                        {
+                            "description": "Malformed request",
+                            "content": {"application/problem+json": {"schema": problem_ref}},
+                        },
+                    )
+                for response in responses.values():
+                    content = response.get("content", {})
+                    if "application/problem+json" in content:
+                        content.pop("application/json", None)
+                        content["application/problem+json"] = {"schema": problem_ref}
+            schemas = spec.get("components", {}).get("schemas", {})
+            for unused in ("HTTPValidationError", "ValidationError"):
+                schemas.pop(unused, None)
+            if "Problem" not in schemas:
+                schemas["Problem"] = Problem.model_json_schema()
+            app.openapi_schema = spec
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     # -- health -----------------------------------------------------------------------------
     @app.get("/healthz", tags=["health"], summary="The process answers")
