@@ -143,7 +143,7 @@ def _bot_game(store, seed: int, ruleset: str = "nmjl"):  # type: ignore[no-untyp
 
     given = play(
         execute,
-        lambda s: seat_view(store.table(game_id), s),
+        lambda s: store.view(game_id, s),
         bots_for(seed),
         rng=random.Random(seed),
     )

@@ -368,10 +368,7 @@ def create_app(
     )
     def get_game(game_id: str, request: Request, _: Credentials) -> dict[str, Any]:
         role = authenticate(request, game_id)
-        table = store.table(game_id)
-        seat = _seat_of(role)
-        view = director_view(table) if seat is None else seat_view(table, seat)
-        return {"game_id": game_id, "role": role, "view": view}
+        return {"game_id": game_id, "role": role, "view": store.view(game_id, _seat_of(role))}
 
     @v1.post(
         "/games/{game_id}/commands",
@@ -440,14 +437,13 @@ def create_app(
         events = list(result.events)
         if events and not result.duplicate:
             notifier.publish(game_id, max(e.seq for e in events))
-        table = store.table(game_id)
         return JSONResponse(
             {
                 "game_id": game_id,
                 "command_id": command_id,
                 "duplicate": bool(result.duplicate),
                 "events": [event_out(e, role) for e in events],
-                "view": seat_view(table, seat),
+                "view": store.view(game_id, seat),
             },
             headers={"Idempotent-Replayed": "true"} if result.duplicate else None,
         )

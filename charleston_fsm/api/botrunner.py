@@ -19,7 +19,6 @@ from fastapi.concurrency import run_in_threadpool
 
 from ..bots import Bot
 from ..seats import Seat
-from ..views import seat_view
 from .logs import game_id_var, log
 from .notify import Notifier
 
@@ -63,10 +62,10 @@ class BotRunner:
     def _step(self, game_id: str, bot: Bot) -> tuple[bool, bool]:
         """One decision: (acted, finished-and-idle)."""
         seq = self.store.last_seq(game_id)
-        table = self.store.table(game_id)
-        command = bot.decide(seat_view(table, bot.seat))
+        view = self.store.view(game_id, bot.seat)
+        command = bot.decide(view)
         if command is None:
-            return False, table.finished
+            return False, bool(view["game"]["finished"])
         result = self.store.execute(
             game_id, command, command_id=f"{bot.seat.value}:bot-{seq}-{command.type}"
         )
