@@ -89,6 +89,9 @@ def main() -> None:
 # -- the service: serve, migrate, demo, simulate, replay, audit, verify ---------------------
 DEMO_SEED = 6  # with the bots of this seed the demo shows two blind passes and both
 # courtesy pairs exchanging tiles (tests/test_cli.py checks it)
+#: The demo's seed per ruleset: each story shows what sets that ruleset apart
+#: (nmjl: blind passes and agreed courtesy; house: Across first, asymmetric courtesy).
+DEMO_SEEDS = {"nmjl": DEMO_SEED, "house": 3}
 
 DatabaseUrl = typer.Option(
     None,
@@ -222,14 +225,24 @@ def migrate_command(database_url: str | None = DatabaseUrl) -> None:
 
 @app.command("demo")
 def demo_command(
-    seed: int = typer.Option(DEMO_SEED, help="Deal and bot seed."),
-    ruleset: str = typer.Option("nmjl", help=f"One of: {', '.join(RULESETS)}."),
+    seed: int | None = typer.Option(None, help="Deal and bot seed (default: one per ruleset)."),
+    ruleset: str | None = typer.Option(
+        None, help=f"One of: {', '.join(RULESETS)} (default: each in turn)."
+    ),
     database_url: str | None = DatabaseUrl,
 ) -> None:
-    """Four bots play a full game through the event store; print it; verify it."""
+    """Four bots play a full game per ruleset through the event store; print; verify."""
+    store = _open_store(database_url)
+    ok = True
+    for name in [ruleset] if ruleset else list(RULESETS):
+        ok &= _demo_game(store, name, seed if seed is not None else DEMO_SEEDS.get(name, 1))
+    if not ok:
+        raise typer.Exit(1)
+
+
+def _demo_game(store, ruleset: str, seed: int) -> bool:  # type: ignore[no-untyped-def]
     from rich.panel import Panel
 
-    store = _open_store(database_url)
     game_id, given = _bot_game(store, seed, ruleset)
     events = store.events(game_id)
     console.rule(f"[bold]Charleston demo: ruleset {ruleset}, seed {seed}")
@@ -239,14 +252,16 @@ def demo_command(
     _print_story(e.event for e in events[1:])
     blind = sum(1 for e in events if e.type == "pass_resolved" and e.payload["blind"])
     courtesy = [
-        e.payload["count"] for e in events if e.type == "courtesy_agreed" and e.payload["count"]
+        len(e.payload["from_hand"])
+        for e in events
+        if e.type == "tiles_transferred" and e.payload["step"].startswith("PAIR_")
     ]
     console.print(
         Panel.fit(
             f"game {game_id}\n{given} commands, {len(events)} events stored in "
             f"{store.url.render_as_string(hide_password=True)}\n"
-            f"blind passes: {blind}; courtesy exchanges: {len(courtesy)} {courtesy or ''}",
-            title="stored",
+            f"blind passes: {blind}; courtesy tiles given per player: {courtesy or 'none'}",
+            title=f"stored ({ruleset})",
         )
     )
     ok = _check_game(store, game_id)
@@ -254,8 +269,7 @@ def demo_command(
         f"[dim]again later: charleston-fsm replay {game_id}; charleston-fsm audit {game_id}",
         highlight=False,
     )
-    if not ok:
-        raise typer.Exit(1)
+    return ok
 
 
 @app.command("simulate")

@@ -32,6 +32,10 @@ def test_demo_then_replay_audit_verify(tmp_path: Path) -> None:
     assert re.search(r"(East and West|South and North) agree on [123] courtesy", out)
     assert "Courtesy Pass" in out and "Charleston over" in out
     assert "= stored projection: ok" in out and "hash chain: ok" in out
+    # every ruleset plays: house's courtesy is asymmetric (one of a pair may give none)
+    assert "demo: ruleset nmjl" in out and "demo: ruleset house" in out
+    assert out.count("hash chain: ok") == 2
+    assert "courtesy tiles given per player: [2, 0, 0, 2]" in out
     game_id = re.search(r"game ([0-9a-f]{32})", out).group(1)
 
     replay = cli("replay", game_id, "--database-url", url).stdout
@@ -42,7 +46,7 @@ def test_demo_then_replay_audit_verify(tmp_path: Path) -> None:
     assert game_id in audit
     as_json = cli("audit", game_id, "--json", "--database-url", url).stdout
     assert as_json.lstrip().startswith("{")
-    assert "1 game(s): 1 hash chain(s) ok" in cli("verify", "--database-url", url).stdout
+    assert "2 game(s): 2 hash chain(s) ok" in cli("verify", "--database-url", url).stdout
 
     # a changed row is found
     with sqlite3.connect(tmp_path / "demo.sqlite3") as db:

@@ -45,6 +45,7 @@ def test_readme_quickstart_demo(clone: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "(blind pass)" in done.stdout
     assert re.search(r"agree on [123] courtesy", done.stdout)
+    assert "demo: ruleset nmjl" in done.stdout and "demo: ruleset house" in done.stdout
     assert "hash chain: ok" in done.stdout and "= stored projection: ok" in done.stdout
     assert (clone / "var" / "charleston.sqlite3").exists()
 
