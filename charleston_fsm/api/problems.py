@@ -143,8 +143,9 @@ def install(app: Any) -> None:
             headers=exc.headers,
         )
 
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(request: Request, exc: Exception) -> JSONResponse:
+        """A malformed body (FastAPI) or command (pydantic, parsed inside a route)."""
+        assert isinstance(exc, RequestValidationError | ValidationError)
         return problem(
             400,
             "invalid_request",
@@ -154,16 +155,8 @@ def install(app: Any) -> None:
             instance=request.url.path,
         )
 
-    @app.exception_handler(ValidationError)
-    async def _invalid_model(request: Request, exc: ValidationError) -> JSONResponse:
-        return problem(
-            400,
-            "invalid_request",
-            validation_detail(list(exc.errors())),
-            kind="request",
-            rule="Requests follow the OpenAPI document.",
-            instance=request.url.path,
-        )
+    app.add_exception_handler(RequestValidationError, _invalid)
+    app.add_exception_handler(ValidationError, _invalid)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
