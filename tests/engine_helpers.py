@@ -47,6 +47,13 @@ PLAIN_HANDS: dict[Seat, tuple[int, ...]] = {
 }
 
 
+# Where each seat's tiles go, written out by hand from RULES.md (an oracle independent
+# of Seat.toward).
+RIGHT = {E: S, S: W, W: N, N: E}
+ACROSS = {E: W, S: N, W: E, N: S}
+LEFT = {E: N, S: E, W: S, N: W}
+
+
 def plain_deal() -> Deal:
     return Deal.explicit(PLAIN_HANDS)
 

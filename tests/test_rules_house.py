@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import pytest
 from engine_helpers import (
+    ACROSS,
+    LEFT,
+    RIGHT,
     STANDARD_SIZES,
     E,
     N,
@@ -34,10 +37,6 @@ from charleston_fsm import errors
 from charleston_fsm.seats import SEATS, Seat
 from charleston_fsm.table import Table
 from charleston_fsm.views import seat_view
-
-RIGHT = {E: S, S: W, W: N, N: E}
-ACROSS = {E: W, S: N, W: E, N: S}
-LEFT = {E: N, S: E, W: S, N: W}
 
 
 def _to_courtesy(table: Table, second: bool = True) -> None:

@@ -10,7 +10,10 @@ from collections import Counter
 
 import pytest
 from engine_helpers import (
+    ACROSS,
+    LEFT,
     PLAIN_HANDS,
+    RIGHT,
     STANDARD_SIZES,
     E,
     N,
@@ -44,11 +47,6 @@ from charleston_fsm.seats import SEATS, Direction, Seat
 from charleston_fsm.table import Table, tiles_held
 from charleston_fsm.tiles import FACES, HAND_SIZE, TILE_COUNT, Deal, face, is_joker
 from charleston_fsm.views import seat_view
-
-# Where each seat's tiles go in each passing state of the nmjl chart (from the seats).
-RIGHT = {E: S, S: W, W: N, N: E}
-ACROSS = {E: W, S: N, W: E, N: S}
-LEFT = {E: N, S: E, W: S, N: W}
 
 
 # == Seats, directions, tiles ============================================================
