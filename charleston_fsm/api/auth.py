@@ -15,11 +15,16 @@ import secrets
 
 from fastapi import Request
 
-from ..seats import SEATS
+from ..seats import SEATS, Seat
 from .problems import forbidden, unauthorized
 
 ROLES = (*(s.value for s in SEATS), "director")
 PLATFORM_RULE = "Games are created by the platform, with its key when one is configured."
+
+
+def seat_of(role: str) -> Seat | None:
+    """The seat a role plays; ``None`` for the director, who plays none."""
+    return None if role == "director" else Seat(role)
 
 
 def new_token() -> str:

@@ -1,14 +1,58 @@
-"""Response shapes for the OpenAPI document (documentation only: handlers return JSON).
+"""Request bodies, and response shapes for the OpenAPI document.
 
-Views are documented loosely (``dict``): their fields are those of
-:func:`charleston_fsm.views.seat_view` and :func:`charleston_fsm.views.director_view`.
+The response models are documentation only (handlers return JSON). Views are documented
+loosely (``dict``): their fields are those of :func:`charleston_fsm.views.seat_view` and
+:func:`charleston_fsm.views.director_view`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..seats import Seat
+
+
+# -- request bodies -----------------------------------------------------------------------
+class CreateGame(BaseModel):
+    """A new table: a ruleset, its options, and a seed or explicit hands."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"ruleset": "nmjl", "seed": 42, "players": {"east": "Ann", "south": "Bea"}},
+                {"ruleset": "house", "options": {"require_placing": False}},
+            ]
+        },
+    )
+    ruleset: str = Field("nmjl", description="One of GET /v1/rulesets.")
+    options: dict[str, Any] | None = Field(None, description="Overrides of the ruleset's options.")
+    seed: int | None = Field(None, description="Reproducible shuffled deal (random if omitted).")
+    hands: dict[Seat, list[int]] | None = Field(
+        None, description="Explicit deal: tile ids per seat (East 14, others 13)."
+    )
+    players: dict[Seat, str] | None = Field(None, description="Display names per seat.")
+
+
+#: a command body is an engine command without ``seat``: documented by examples
+COMMAND_EXAMPLES = {
+    "confirm_pass": {
+        "summary": "Confirm a pass (3 tiles, or fewer plus a blind count)",
+        "value": {"type": "confirm_pass", "tiles": [4, 57, 98], "command_id": "c-1"},
+    },
+    "blind": {
+        "summary": "Blind pass: 1 tile from the hand, 2 forwarded unseen",
+        "value": {"type": "confirm_pass", "tiles": [12], "blind": 2, "command_id": "c-7"},
+    },
+    "place": {"summary": "Place received tiles", "value": {"type": "place_tiles"}},
+    "vote": {"summary": "Vote", "value": {"type": "vote", "choice": "continue"}},
+    "offer": {"summary": "Courtesy offer", "value": {"type": "offer_courtesy", "count": 2}},
+}
+
+
+# -- responses ------------------------------------------------------------------------------
 
 
 class Problem(BaseModel):

@@ -1,0 +1,93 @@
+"""What the routes share: the app's store, notifier and bots, and who a token is.
+
+The services come from ``request.app.state`` as dependencies. The guards
+(:func:`authenticate`, :func:`director_only`, :func:`seat_only`, :func:`platform_only`)
+are called first thing in a route instead: FastAPI runs dependencies before it validates
+a route's own query, headers and body, and a malformed request is a 400 whoever sends it,
+answered without a credentials lookup.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from ..seats import Seat
+from ..store import GameStore
+from .auth import bearer_token, check_platform_key, seat_of, token_hash
+from .botrunner import BotRunner
+from .notify import Notifier
+from .problems import forbidden, unauthorized
+
+DIRECTOR_RULE = "Only the tournament director sees every hand, the audit and the diagram."
+SEAT_RULE = "A seat's token acts only for that seat; the director does not play."
+ROLE_CACHE_SIZE = 100_000  # (game id, token digest) -> role, per process
+
+# documents the bearer scheme in OpenAPI; the guards below read the header themselves
+_bearer = HTTPBearer(auto_error=False, description="A seat, director or platform token.")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+# async: a lookup on app.state needs no thread
+async def _store(request: Request) -> GameStore:
+    return request.app.state.store
+
+
+async def _notifier(request: Request) -> Notifier:
+    return request.app.state.notifier
+
+
+async def _bots(request: Request) -> BotRunner:
+    return request.app.state.bots
+
+
+StoreDep = Annotated[GameStore, Depends(_store)]
+NotifierDep = Annotated[Notifier, Depends(_notifier)]
+BotsDep = Annotated[BotRunner, Depends(_bots)]
+
+
+def platform_only(request: Request) -> None:
+    check_platform_key(request, request.app.state.platform_key)
+
+
+def authenticate(request: Request, game_id: str) -> str:
+    """The token's role in this game; an unknown game is a 404 before any 401."""
+    store = request.app.state.store
+    roles: dict[tuple[str, str], str] = request.app.state.roles
+    token = bearer_token(request)
+    if token is None:
+        store.last_seq(game_id)  # GameNotFound for an unknown game
+        raise unauthorized(
+            "missing_token",
+            "Send a seat or director token of this game as 'Authorization: Bearer <token>'.",
+        )
+    digest = token_hash(token)
+    role = roles.get((game_id, digest))
+    if role is None:
+        role = store.role_for(game_id, digest)
+        if role is not None:  # a game's credentials never change: remember the role
+            if len(roles) >= ROLE_CACHE_SIZE:
+                roles.clear()
+            roles[(game_id, digest)] = role
+    if role is None:
+        store.last_seq(game_id)
+        raise unauthorized("invalid_token", "This token does not open this game.")
+    request.state.role = role
+    return role
+
+
+def director_only(request: Request, game_id: str) -> str:
+    role = authenticate(request, game_id)
+    if role != "director":
+        raise forbidden("director_only", "Only the director's token may read this.", DIRECTOR_RULE)
+    return role
+
+
+def seat_only(request: Request, game_id: str, refusal: str) -> Seat:
+    """The token's seat; the director's token is refused with ``refusal``."""
+    seat = seat_of(authenticate(request, game_id))
+    if seat is None:
+        raise forbidden("director_cannot_play", refusal, SEAT_RULE)
+    return seat

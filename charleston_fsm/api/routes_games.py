@@ -1,0 +1,242 @@
+"""A game's life: create it, read it, send commands, list its events, replay it."""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Header, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from ..commands import Command, parse_command
+from ..errors import InvalidCommand
+from ..rulesets import get_ruleset
+from ..store import Conflict, ExecuteResult, GameStore
+from ..views import director_view, seat_view
+from .auth import ROLES, new_token, seat_of, token_hash
+from .deps import (
+    SEAT_RULE,
+    Credentials,
+    NotifierDep,
+    StoreDep,
+    authenticate,
+    platform_only,
+    seat_only,
+)
+from .logs import log
+from .problems import ApiProblem, bad_request, forbidden, validation_detail
+from .render import event_out
+from .schemas import (
+    COMMAND_EXAMPLES,
+    CommandResult,
+    CreatedGame,
+    CreateGame,
+    EventList,
+    GameView,
+    Replay,
+    problems,
+)
+
+MAX_RACE_RETRIES = 6
+
+router = APIRouter(tags=["games"])
+
+
+@router.post(
+    "/games",
+    status_code=201,
+    summary="Create a game; returns one token per seat and one for the director",
+    response_model=None,
+    responses={201: {"model": CreatedGame}, **problems(400, 401, 403, 422)},
+)
+def create_game(
+    body: CreateGame, request: Request, store: StoreDep, _: Credentials
+) -> JSONResponse:
+    platform_only(request)
+    if body.seed is not None and body.hands is not None:
+        raise ApiProblem(
+            422,
+            "seed_or_hands",
+            "Give either a seed or explicit hands, not both.",
+            kind="setup",
+            rule="A game's deal is a shuffled seed or explicit hands.",
+        )
+    ruleset = get_ruleset(body.ruleset)
+    options = ruleset.options(body.options)
+    seed = body.seed
+    if seed is None and body.hands is None:
+        seed = secrets.randbits(62)
+    tokens = {role: new_token() for role in ROLES}
+    game_id = store.create_game(
+        ruleset=ruleset.name,
+        options=body.options or None,
+        seed=seed,
+        hands={s.value: list(t) for s, t in body.hands.items()} if body.hands else None,
+        players={s.value: n for s, n in body.players.items()} if body.players else None,
+        credentials={role: token_hash(t) for role, t in tokens.items()},
+    )
+    request.state.game_id = str(game_id)
+    request.state.role = "platform"
+    log.info("game created", extra={"game_id": str(game_id), "ruleset": ruleset.name})
+    base = f"/v1/games/{game_id}"
+    return JSONResponse(
+        {
+            "game_id": str(game_id),
+            "ruleset": ruleset.name,
+            "options": options.model_dump(mode="json"),
+            "tokens": tokens,
+            "links": {
+                "self": base,
+                "commands": f"{base}/commands",
+                "events": f"{base}/events",
+                "stream": f"{base}/stream",
+            },
+        },
+        status_code=201,
+        headers={"Location": base},
+    )
+
+
+@router.get(
+    "/games/{game_id}",
+    summary="The table as the token's holder sees it (seat view or director view)",
+    response_model=None,
+    responses={200: {"model": GameView}, **problems(401, 404)},
+)
+def get_game(game_id: str, request: Request, store: StoreDep, _: Credentials) -> dict[str, Any]:
+    role = authenticate(request, game_id)
+    return {"game_id": game_id, "role": role, "view": store.view(game_id, seat_of(role))}
+
+
+@router.post(
+    "/games/{game_id}/commands",
+    summary="Send a command for the token's seat (idempotent by command id)",
+    response_model=None,
+    responses={200: {"model": CommandResult}, **problems(400, 401, 403, 404, 409, 422)},
+    description=(
+        "The body is an engine command without `seat` (the seat comes from the token), "
+        "plus an optional `command_id`; the `Idempotency-Key` header may carry it "
+        "instead. Sending the same command id again returns the first result "
+        "(`duplicate: true`) and stores nothing. Command ids are scoped per seat."
+    ),
+)
+def post_command(
+    game_id: str,
+    request: Request,
+    store: StoreDep,
+    notifier: NotifierDep,
+    _: Credentials,
+    body: Annotated[dict[str, Any], Body(openapi_examples=COMMAND_EXAMPLES)],
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> JSONResponse:
+    seat = seat_only(request, game_id, "The director's token cannot send commands.")
+    role = seat.value
+    body = dict(body)
+    command_id = _command_id(body.pop("command_id", None), idempotency_key)
+    claimed = body.pop("seat", None)
+    if claimed is not None and claimed != role:
+        raise forbidden(
+            "seat_mismatch",
+            f"This token is {role}'s; it cannot act for {claimed!s:.10}.",
+            SEAT_RULE,
+        )
+    request.state.command = str(body.get("type", ""))[:40]
+    try:
+        command = parse_command({**body, "seat": role})
+    except ValidationError as exc:
+        raise InvalidCommand(
+            f"Not a valid command: {validation_detail(list(exc.errors()))}."
+        ) from None
+    result = _execute(store, game_id, command, f"{role}:{command_id}")
+    events = list(result.events)
+    if events and not result.duplicate:
+        notifier.publish(game_id, max(e.seq for e in events))
+    return JSONResponse(
+        {
+            "game_id": game_id,
+            "command_id": command_id,
+            "duplicate": bool(result.duplicate),
+            "events": [event_out(e, role) for e in events],
+            "view": store.view(game_id, seat),
+        },
+        headers={"Idempotent-Replayed": "true"} if result.duplicate else None,
+    )
+
+
+def _command_id(sent: Any, idempotency_key: str | None) -> str:
+    """The client's id from the body or ``Idempotency-Key`` (a made-up one without)."""
+    if sent is not None and not isinstance(sent, str | int):
+        raise bad_request("invalid_command_id", "command_id must be a string.")
+    command_id = None if sent is None else str(sent)
+    if idempotency_key and command_id and idempotency_key != command_id:
+        raise bad_request(
+            "command_id_mismatch", "The Idempotency-Key header and command_id differ."
+        )
+    command_id = command_id or idempotency_key or f"auto-{uuid.uuid4().hex}"
+    if len(command_id) > 100:
+        raise bad_request("invalid_command_id", "A command id has at most 100 characters.")
+    return command_id
+
+
+def _execute(store: GameStore, game_id: str, command: Command, command_id: str) -> ExecuteResult:
+    """``store.execute``, sent again while other commands of the game win the race.
+
+    Nothing was stored for a lost race (the store's contract for ``Conflict``).
+    """
+    for attempt in range(MAX_RACE_RETRIES):
+        try:
+            return store.execute(game_id, command, command_id=command_id)
+        except Conflict:
+            time.sleep(random.uniform(0.002, 0.01) * 2**attempt)
+    return store.execute(game_id, command, command_id=command_id)
+
+
+@router.get(
+    "/games/{game_id}/events",
+    summary="The game's events, redacted",
+    response_model=None,
+    responses={200: {"model": EventList}, **problems(401, 404)},
+)
+def get_events(
+    game_id: str,
+    request: Request,
+    store: StoreDep,
+    _: Credentials,
+    after: Annotated[int, Query(ge=0, description="Only events after this seq")] = 0,
+) -> dict[str, Any]:
+    role = authenticate(request, game_id)
+    events = store.events(game_id, after=after)
+    return {
+        "game_id": game_id,
+        "role": role,
+        "events": [event_out(e, role) for e in events],
+        "last_seq": events[-1].seq if events else after,
+    }
+
+
+@router.get(
+    "/games/{game_id}/replay",
+    summary="The table rebuilt from the events up to seq N",
+    response_model=None,
+    responses={200: {"model": Replay}, **problems(401, 404)},
+    description=(
+        "The director gets the director view of the replayed table; a seat gets its "
+        "own seat view of it (what it saw at that moment), never anyone else's."
+    ),
+)
+def get_replay(
+    game_id: str,
+    request: Request,
+    store: StoreDep,
+    _: Credentials,
+    seq: Annotated[int | None, Query(ge=1, description="Last seq to fold")] = None,
+) -> dict[str, Any]:
+    role = authenticate(request, game_id)
+    table = store.replay(game_id, at=seq)
+    seat = seat_of(role)
+    view = director_view(table) if seat is None else seat_view(table, seat)
+    return {"game_id": game_id, "role": role, "seq": seq, "view": view}
