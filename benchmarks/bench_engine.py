@@ -6,7 +6,6 @@ numbers with these and with the database's own floor.
 
 from __future__ import annotations
 
-import random
 import statistics
 import time
 from collections.abc import Callable
@@ -14,12 +13,11 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from charleston_fsm.bots import bots_for, play
+from charleston_fsm.bots import play_table
 from charleston_fsm.commands import ConfirmPass
 from charleston_fsm.seats import Seat
 from charleston_fsm.table import Table
 from charleston_fsm.tiles import Deal, is_joker
-from charleston_fsm.views import seat_view
 
 
 def timed(fn: Callable[[], object], repeat: int) -> list[float]:
@@ -33,7 +31,7 @@ def timed(fn: Callable[[], object], repeat: int) -> list[float]:
 
 def bot_game(seed: int) -> Table:
     table = Table(Deal.shuffled(seed))
-    play(table.execute, lambda s: seat_view(table, s), bots_for(seed), rng=random.Random(seed))
+    play_table(table, seed)
     return table
 
 

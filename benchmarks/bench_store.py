@@ -22,10 +22,9 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from sqlalchemy import text
 
-from charleston_fsm.bots import bots_for, play
 from charleston_fsm.commands import ConfirmPass, WithdrawPass
 from charleston_fsm.seats import SEATS, Seat
-from charleston_fsm.store import GameStore
+from charleston_fsm.store import GameStore, play_bots
 from charleston_fsm.store.urls import render, resolve_url
 from charleston_fsm.tiles import is_joker
 from charleston_fsm.views import seat_view
@@ -49,12 +48,7 @@ def three(store: GameStore, game_id: str, seat: Seat) -> list[int]:
 
 def bot_game(store: GameStore, seed: int) -> str:
     game_id = store.create_game(seed=seed)
-    play(
-        lambda c: store.execute(game_id, c),
-        lambda s: seat_view(store.table(game_id), s),
-        bots_for(seed),
-        rng=random.Random(seed),
-    )
+    play_bots(store, game_id, seed, view_of=lambda s: seat_view(store.table(game_id), s))
     return game_id
 
 
@@ -113,13 +107,7 @@ def measure(store: GameStore, quick: bool) -> dict[str, list[float]]:
     )
 
     def bot_game_store_views(seed: int) -> None:
-        gid = store.create_game(seed=seed)
-        play(
-            lambda c: store.execute(gid, c),
-            lambda s: store.view(gid, s),
-            bots_for(seed),
-            rng=random.Random(seed),
-        )
+        play_bots(store, store.create_game(seed=seed), seed)
 
     results["whole bot game, views via store.view()"] = timed(
         lambda: bot_game_store_views(next(seeds)), 3 if quick else 10

@@ -21,7 +21,9 @@ from .commands import (
 )
 from .events import Event
 from .seats import SEATS, Seat
+from .table import Table
 from .tiles import JOKER
+from .views import seat_view
 
 
 @dataclass
@@ -73,6 +75,16 @@ class Bot:
 def bots_for(seed: int, **kwargs: Any) -> dict[Seat, Bot]:
     """Four bots with their own reproducible random streams."""
     return {s: Bot(seat=s, rng=random.Random(f"{seed}:{s.value}"), **kwargs) for s in SEATS}
+
+
+def play_table(table: Table, seed: int, **bot_options: Any) -> int:
+    """Four seeded bots play an in-memory table to its end, each from its own seat's view."""
+    return play(
+        table.execute,
+        lambda s: seat_view(table, s),
+        bots_for(seed, **bot_options),
+        rng=random.Random(seed),
+    )
 
 
 def play(

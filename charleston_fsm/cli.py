@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import random
-
 import typer
 from rich.console import Console
 
-from .bots import bots_for, play
+from .bots import play_table
 from .rulesets import RULESETS
 from .story import story_lines
 from .table import Table
 from .tiles import Deal, describe
-from .views import seat_view
 
 app = typer.Typer(
     help="The Charleston of American Mah Jongg as a statechart.", no_args_is_help=True
@@ -27,9 +24,7 @@ def play_command(
 ) -> None:
     """Play one in-memory game with four bots and print it pass by pass."""
     table = Table(Deal.shuffled(seed), ruleset)
-    given = play(
-        table.execute, lambda s: seat_view(table, s), bots_for(seed), rng=random.Random(seed)
-    )
+    given = play_table(table, seed)
     console.rule(f"[bold]Charleston, ruleset {ruleset}, seed {seed}")
     for line in story_lines(table.log):
         console.print(line, highlight=False)
@@ -137,19 +132,10 @@ def _open_store(url: str | None, *, migrate_empty: bool = True, say=None):  # ty
 
 def _bot_game(store, seed: int, ruleset: str = "nmjl"):  # type: ignore[no-untyped-def]
     """One game played by four bots through the store; returns (game id, commands given)."""
+    from .store import play_bots
+
     game_id = store.create_game(ruleset=ruleset, seed=seed)
-    counter = iter(range(1, 10**6))
-
-    def execute(command):  # type: ignore[no-untyped-def]
-        result = store.execute(game_id, command, command_id=f"bot-{next(counter)}")
-        return [e.event for e in result.events]
-
-    given = play(
-        execute,
-        lambda s: store.view(game_id, s),
-        bots_for(seed),
-        rng=random.Random(seed),
-    )
+    given = play_bots(store, game_id, seed)
     return game_id, given
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import random
 import re
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
-from charleston_fsm.bots import bots_for, play
-from charleston_fsm.store import GameStore
-from charleston_fsm.views import seat_view
+from charleston_fsm.store import GameStore, play_bots
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "store.md"
 
@@ -24,12 +21,7 @@ def queries() -> dict[str, str]:
 
 def game(store: GameStore, seed: int) -> str:
     game_id = store.create_game(seed=seed)
-    play(
-        lambda c: store.execute(game_id, c),
-        lambda s: seat_view(store.table(game_id), s),
-        bots_for(seed),
-        rng=random.Random(seed),
-    )
+    play_bots(store, game_id, seed)
     return game_id
 
 

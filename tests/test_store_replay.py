@@ -9,11 +9,11 @@ from itertools import count
 import pytest
 from sqlalchemy import text
 
-from charleston_fsm.bots import bots_for, play
+from charleston_fsm.bots import bots_for, play, play_table
 from charleston_fsm.commands import ChangePass, ConfirmPass, DeclareMahJongg, WithdrawPass
 from charleston_fsm.errors import ReplayMismatch
 from charleston_fsm.seats import SEATS, Seat
-from charleston_fsm.store import GameStore
+from charleston_fsm.store import GameStore, play_bots
 from charleston_fsm.table import Table, tiles_held
 from charleston_fsm.tiles import TILE_COUNT, Deal, is_joker
 from charleston_fsm.views import seat_view
@@ -191,7 +191,7 @@ def test_full_game_on_postgres_replayed_at_every_seq_and_audited(pg_store: GameS
 
 def _has_blind_pass(seed: int) -> bool:
     table = Table(Deal.shuffled(seed))
-    play(table.execute, lambda s: seat_view(table, s), bots_for(seed), rng=random.Random(seed))
+    play_table(table, seed)
     return any(e.type == "pass_resolved" and e.payload["blind"] for e in table.log)
 
 
@@ -243,11 +243,5 @@ def test_store_view_equals_the_view_of_a_fresh_table(store: GameStore) -> None:
         checked += 1
         return store.view(game_id, seat.value)
 
-    ids = count(1)
-    play(
-        lambda c: store.execute(game_id, c, command_id=f"v{next(ids)}"),
-        view_of,
-        bots_for(12),
-        rng=random.Random(12),
-    )
+    play_bots(store, game_id, 12, view_of=view_of)
     assert store.table(game_id).finished and checked >= 40

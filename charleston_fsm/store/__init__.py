@@ -4,6 +4,7 @@ See ``docs/architecture.md`` (the contract) and ``docs/store.md`` (schema and qu
 """
 
 from .audit import AuditReport, Confirmation, PassAudit, Transfer
+from .bots import play_bots
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -49,5 +50,6 @@ __all__ = [
     "Verification",
     "alembic_config",
     "hash_token",
+    "play_bots",
     "resolve_url",
 ]
