@@ -86,13 +86,14 @@ def seat_view(table: Table, seat: Seat) -> dict[str, Any]:
         "allowed_commands": table.allowed_commands(seat),
     }
     if step is not None:
+        count = table.required_count(seat, step)
         view["step"] = {
             "label": step.label,
             "direction": step.direction.value if step.direction else "across",
             "to": step.target(seat).value,
             "from": step.source(seat).value,
-            "count": table.required_count(seat, step),
-            "count_range": [0, 3] if table.required_count(seat, step) is None else None,
+            "count": count,
+            "count_range": [0, 3] if count is None else None,
             "blind_allowed": step.blind and table.options.blind_pass,
             "confirmed": selection is not None,
         }
