@@ -139,6 +139,14 @@ def vote_all(table: Table, choice: str = "continue", **per_seat: str) -> list[Ev
     return run(table, *(vote(s, per_seat.get(s.value, choice)) for s in SEATS))
 
 
+def play_steps(table: Table, count: int) -> None:
+    """Play the first ``count`` standard passes, everyone voting continue after the third."""
+    for i in range(count):
+        pass_step(table)
+        if i == 2:
+            vote_all(table)
+
+
 def first_charleston(table: Table) -> list[Event]:
     return pass_step(table) + pass_step(table) + pass_step(table)
 

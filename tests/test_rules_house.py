@@ -28,6 +28,7 @@ from engine_helpers import (
     place,
     place_all,
     plain_tiles,
+    play_steps,
     run,
     vote,
     vote_all,
@@ -80,10 +81,7 @@ def test_house_second_charleston_order_is_across_left_right() -> None:
 )
 def test_house_passes_go_where_the_seats_say(steps_before: int, targets: dict) -> None:
     table = new_table("house")
-    for i in range(steps_before):
-        pass_step(table)
-        if i == 2:
-            vote_all(table)
+    play_steps(table, steps_before)
     place_all(table)
     sent = {s: plain_tiles(table, s, 3) for s in SEATS}
     run(table, *(confirm(s, sent[s]) for s in SEATS))
@@ -96,10 +94,7 @@ def test_house_passes_go_where_the_seats_say(steps_before: int, targets: dict) -
 def test_house_never_allows_a_blind_pass(steps_before: int) -> None:
     # "no blind pass" -- not even on steps 3 and 7
     table = new_table("house")
-    for i in range(steps_before):
-        pass_step(table)
-        if i == 2:
-            vote_all(table)
+    play_steps(table, steps_before)
     place_all(table)
     assert seat_view(table, E)["step"]["blind_allowed"] is False
     for blind in (1, 2, 3):

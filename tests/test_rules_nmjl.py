@@ -34,6 +34,7 @@ from engine_helpers import (
     place,
     place_all,
     plain_tiles,
+    play_steps,
     run,
     second_charleston,
     vote,
@@ -159,10 +160,7 @@ def test_each_standard_pass_goes_where_the_seats_say(
     # "3 tiles to the Right / Across / to the Left", "Directions come from the seats",
     # "every hand receives exactly what was sent to it".
     table = new_table()
-    for i in range(steps_before):
-        pass_step(table)
-        if i == 2:
-            vote_all(table)
+    play_steps(table, steps_before)
     assert table.configuration == [state]
     place_all(table)
     sent = {s: plain_tiles(table, s, 3) for s in SEATS}
@@ -338,10 +336,7 @@ def test_blind_pass_allowed_on_steps_3_and_7(steps_before: int) -> None:
     # "Blind pass (…), on step 3 and step 7 only: a player may give fewer than 3 tiles
     # from the hand (0, 1 or 2) and pass on, unseen, the rest of the 3"
     table = new_table()
-    for i in range(steps_before):
-        pass_step(table)
-        if i == 2:
-            vote_all(table)
+    play_steps(table, steps_before)
     place_all(table)
     assert seat_view(table, E)["step"]["blind_allowed"] is True
     own = plain_tiles(table, E, 1)
@@ -355,10 +350,7 @@ def test_blind_pass_allowed_on_steps_3_and_7(steps_before: int) -> None:
 @pytest.mark.parametrize("steps_before", [0, 1, 3, 4])
 def test_blind_pass_refused_on_other_standard_steps(steps_before: int) -> None:
     table = new_table()
-    for i in range(steps_before):
-        pass_step(table)
-        if i == 2:
-            vote_all(table)
+    play_steps(table, steps_before)
     place_all(table)
     assert seat_view(table, E)["step"]["blind_allowed"] is False
     assert_refused(
