@@ -15,14 +15,17 @@ from .commands import (
     Command,
     ConfirmPass,
     DeclareMahJongg,
+    DeclareReady,
+    Gift,
+    GiveDingDong,
     OfferCourtesy,
     PlaceTiles,
+    RequestDingDong,
     Vote,
 )
 from .events import Event
 from .seats import SEATS, Seat
 from .table import Table
-from .tiles import JOKER
 from .views import seat_view
 
 
@@ -35,6 +38,9 @@ class Bot:
     blind_rate: float = 0.35
     continue_rate: float = 0.75
     earthly_rate: float = 0.05
+    late_objection_rate: float = 0.0  # how often it objects after four continues
+    ding_dong_rate: float = 0.6  # East: how often it asks for (another) Ding Dong
+    ready_rate: float = 0.05  # how often another player declares Ready while Ding Dong is open
 
     def decide(self, view: Mapping[str, Any]) -> Command | None:
         """The bot's next command for this view, or ``None`` when it has nothing to do."""
@@ -44,12 +50,22 @@ class Bot:
         step = view["step"]
         if step and not step["confirmed"] and "confirm_pass" in allowed:
             return self._choose(view, step)
-        if "vote" in allowed and self.seat.value not in view["game"]["votes"]:
-            choice = "continue" if self.rng.random() < self.continue_rate else "stop"
-            return Vote(seat=self.seat, choice=choice)
-        courtesy = view["courtesy"]
-        if "offer_courtesy" in allowed and self.seat.value not in courtesy["offers"]:
+        if "vote" in allowed:
+            if self.seat.value not in view["game"]["votes"]:
+                choice = "continue" if self.rng.random() < self.continue_rate else "stop"
+                return Vote(seat=self.seat, choice=choice)
+            if self.late_objection_rate and self.rng.random() < self.late_objection_rate:
+                return Vote(seat=self.seat, choice="stop")  # a late objection
+        if "offer_courtesy" in allowed and self.seat.value not in view["courtesy"]["offers"]:
             return OfferCourtesy(seat=self.seat, count=self.rng.randint(0, 3))
+        if "give_ding_dong" in allowed:
+            return self._gifts(view)
+        if "request_ding_dong" in allowed and self.rng.random() < self.ding_dong_rate:
+            return RequestDingDong(seat=self.seat)
+        if "declare_ready" in allowed and (
+            self.seat is Seat.EAST or self.rng.random() < self.ready_rate
+        ):
+            return DeclareReady(seat=self.seat)  # East, not asking (again), always declares
         game = view["game"]
         if (
             "declare_mah_jongg" in allowed
@@ -66,10 +82,17 @@ class Bot:
             count = self.rng.randint(0, 3)
         blind = 0
         if step["blind_allowed"] and self.rng.random() < self.blind_rate:
-            blind = self.rng.choice([1, 1, 2, 2, 3])
-        candidates = [t["id"] for t in view["rack"] if t["face"] != JOKER]
+            blind = min(self.rng.choice([1, 1, 2, 2, 3]), step["blind_max"])
+        candidates = step["passable"]
         tiles = self.rng.sample(candidates, min(count - blind, len(candidates)))
         return ConfirmPass(seat=self.seat, tiles=sorted(tiles), blind=blind)
+
+    def _gifts(self, view: Mapping[str, Any]) -> GiveDingDong:
+        others = [s for s in SEATS if s is not self.seat]
+        tiles = self.rng.sample(view["step"]["passable"], 3)
+        return GiveDingDong(
+            seat=self.seat, gifts=[Gift(tile=t, to=s) for t, s in zip(tiles, others, strict=True)]
+        )
 
 
 def bots_for(seed: int, **kwargs: Any) -> dict[Seat, Bot]:

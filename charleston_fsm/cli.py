@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import typer
 from rich.console import Console
 
@@ -76,6 +79,37 @@ def diagram_command(
     raise typer.Exit(code)
 
 
+@app.command("rules")
+def rules_command(
+    markdown: bool = typer.Option(
+        False, "--markdown", help="The whole rule book as Markdown (docs/rules.md)."
+    ),
+    ruleset: str | None = typer.Option(None, help="Only the rules of one ruleset."),
+    rule: list[str] = typer.Option([], "--rule", help="Only these rule ids (repeatable)."),
+) -> None:
+    """The rule book's matrix: each rule, where the code enforces it, which tests prove it."""
+    from .rulebook import RULES, RULESET_NAMES
+    from .rulebook.render import to_markdown, to_rich
+    from .rulebook.trace import default_tests_dir, matrix
+    from .store import errors as _store_errors  # noqa: F401  (their refusals name rules too)
+
+    unknown = [r for r in rule if r not in RULES]
+    if unknown or (ruleset is not None and ruleset not in RULESET_NAMES):
+        what = f"rule {', '.join(unknown)}" if unknown else f"ruleset {ruleset!r}"
+        console.print(f"There is no {what} in the rule book.", highlight=False, markup=False)
+        raise typer.Exit(2)
+    chosen = [
+        r
+        for r in RULES.values()
+        if (ruleset is None or ruleset in r.rulesets) and (not rule or r.id in rule)
+    ]
+    rows = matrix(default_tests_dir(), chosen)
+    if markdown:
+        typer.echo(to_markdown(rows), nl=False)
+        return
+    console.print(to_rich(rows))
+
+
 @app.callback()
 def main() -> None:
     """Run one of the commands below."""
@@ -86,7 +120,7 @@ DEMO_SEED = 6  # with the bots of this seed the demo shows two blind passes and 
 # courtesy pairs exchanging tiles (tests/test_cli.py checks it)
 #: The demo's seed per ruleset: each story shows what sets that ruleset apart
 #: (nmjl: blind passes and agreed courtesy; house: Across first, asymmetric courtesy).
-DEMO_SEEDS = {"nmjl": DEMO_SEED, "house": 3}
+DEMO_SEEDS = {"nmjl": DEMO_SEED, "house": 3, "four_winds": 14}
 
 DatabaseUrl = typer.Option(
     None,
@@ -97,35 +131,54 @@ DatabaseUrl = typer.Option(
 )
 
 
-def _open_store(url: str | None, *, migrate_empty: bool = True, say=None):  # type: ignore[no-untyped-def]
-    """The store at ``url``; an empty database is migrated, an outdated one refused.
+AnchorKeyFile = typer.Option(
+    None,
+    "--anchor-key-file",
+    envvar="CHARLESTON_ANCHOR_KEY_FILE",
+    help="File holding the key that signs anchors (created, mode 0600, if missing); "
+    "$CHARLESTON_ANCHOR_KEY takes precedence. Default: ~/.config/charleston-fsm/anchor.key.",
+)
+
+
+def _open_store(  # type: ignore[no-untyped-def]
+    url: str | None, *, migrate_empty: bool = True, say=None, anchor_key_file: str | None = None
+):
+    """The store at ``url``; an empty database is migrated, any other not current refused.
 
     ``say(level, text)`` reports (default: the console; ``serve`` logs JSON lines).
     """
-    from .store import GameStore
+    from .errors import CharlestonError
+    from .store import GameStore, load_key
 
     if say is None:
 
         def say(level: str, text: str) -> None:
-            style = {"error": "red", "info": "dim"}[level]
+            style = {"error": "red", "info": "dim", "warning": "yellow"}[level]
             console.print(f"[{style}]{text}", highlight=False)
 
-    store = GameStore(url)
+    try:
+        key = load_key(key_file=anchor_key_file)
+    except CharlestonError as exc:
+        say("error", exc.message)
+        raise typer.Exit(2) from None
+    if key.created:
+        say(
+            "warning",
+            f"created a new anchor key: {key.source} (mode 0600). Back it up apart from "
+            "the database: without it, verify cannot check the anchors it signs.",
+        )
+    store = GameStore(url, anchor_key=key)
     where = store.url.render_as_string(hide_password=True)
     try:
-        status = store.schema_status()
+        schema = store.schema_state()
     except Exception as exc:
         say("error", f"Cannot reach the database {where}: {type(exc).__name__}: {exc}")
         raise typer.Exit(2) from None
-    if status == "empty" and migrate_empty:
+    if schema.status == "empty" and migrate_empty:
         say("info", f"empty database {where}: applying the migrations")
         store.upgrade()
-    elif status == "outdated":
-        say(
-            "error",
-            f"The database {where} has an outdated schema. Back it up, then run "
-            "'charleston-fsm migrate' (with the same --database-url) before starting.",
-        )
+    elif not schema.current:
+        say("error", f"Refusing the database {where}. {schema.message}")
         raise typer.Exit(2)
     return store
 
@@ -157,14 +210,12 @@ def _print_story(events) -> None:  # type: ignore[no-untyped-def]
 
 
 def _check_game(store, game_id: str) -> bool:  # type: ignore[no-untyped-def]
-    """Replay through the chart == projection, and the hash chain holds; prints both."""
-    replayed = store.replay(game_id).snapshot()
-    same = replayed == store.table(game_id).snapshot()
-    verification = store.verify(game_id)
-    mark = {True: "[green]ok[/]", False: "[red]FAILED[/]"}
-    console.print(f"replay of the events through the chart = stored projection: {mark[same]}")
-    console.print(f"hash chain: {mark[bool(verification.ok)]} ({verification.message})")
-    return same and bool(verification.ok)
+    """Verify the stored game (hashes, head, anchors, projection == replay); prints it."""
+    verdict = store.verify(game_id)
+    mark = "[green]ok[/]" if verdict.ok else "[red]FAILED[/]"
+    console.print(f"verify (hash chain, head, anchors, projection = replay): {mark}")
+    console.print(verdict.message, highlight=False, markup=False)
+    return bool(verdict.ok)
 
 
 @app.command("serve")
@@ -178,6 +229,13 @@ def serve_command(
         help="If set, POST /v1/games needs 'Authorization: Bearer <platform key>'.",
     ),
     log_level: str = typer.Option("info", help="debug, info, warning or error."),
+    anchor_key_file: str | None = AnchorKeyFile,
+    max_body_bytes: int | None = typer.Option(
+        None,
+        min=0,
+        envvar="CHARLESTON_MAX_BODY_BYTES",
+        help="Largest request body accepted, in bytes (default 65536); a larger one is a 413.",
+    ),
 ) -> None:
     """Run the HTTP service (JSON-line logs on stderr); migrates an empty database."""
     import uvicorn
@@ -186,8 +244,15 @@ def serve_command(
     from .api.logs import configure, log, logging_config
 
     configure(log_level.upper())
-    store = _open_store(database_url, say=lambda level, text: getattr(log, level)(text))
-    app_ = create_app(store, platform_key=platform_key or None)
+    store = _open_store(
+        database_url,
+        say=lambda level, text: getattr(log, level)(text),
+        anchor_key_file=anchor_key_file,
+    )
+    log.info(f"anchors signed with the key from {store.anchor_key.source}")
+    app_ = create_app(store, platform_key=platform_key or None, max_body_bytes=max_body_bytes)
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    log.info(f"open http://{shown}:{port}/ in a browser to create a game and take a seat")
     uvicorn.run(
         app_,
         host=host,
@@ -204,9 +269,12 @@ def migrate_command(database_url: str | None = DatabaseUrl) -> None:
     from .store import GameStore
 
     store = GameStore(database_url)
-    before = store.schema_status()
+    before = store.schema_state()
+    if before.status not in ("empty", "outdated", "current"):
+        console.print(f"[red]Not migrating: {before.message}", highlight=False)
+        raise typer.Exit(2)
     store.upgrade()
-    console.print(f"schema {before} -> {store.schema_status()}")
+    console.print(f"schema {before.status} -> {store.schema_status()}")
 
 
 @app.command("demo")
@@ -224,6 +292,10 @@ def demo_command(
         ok &= _demo_game(store, name, seed if seed is not None else DEMO_SEEDS.get(name, 1))
     if not ok:
         raise typer.Exit(1)
+    console.print(
+        "[bold]Play one yourself in a browser:[/] ./dev serve, then open http://127.0.0.1:8000/ "
+        "(one seat against three bots, and the director's desk)"
+    )
 
 
 def _demo_game(store, ruleset: str, seed: int) -> bool:  # type: ignore[no-untyped-def]
@@ -236,17 +308,21 @@ def _demo_game(store, ruleset: str, seed: int) -> bool:  # type: ignore[no-untyp
     for seat, tiles in deal.items():
         console.print(f"[bold]{seat.capitalize():<6}[/] dealt {describe(sorted(tiles))}")
     _print_story(e.event for e in events[1:])
-    blind = sum(1 for e in events if e.type == "pass_resolved" and e.payload["blind"])
+    resolved = [e.payload for e in events if e.type == "pass_resolved"]
+    blind = sum(1 for p in resolved if p["blind"])
     courtesy = [
         len(e.payload["from_hand"])
         for e in events
         if e.type == "tiles_transferred" and e.payload["step"].startswith("PAIR_")
     ]
+    ding_dongs = sum(1 for p in resolved if p["step"] == "DING_DONG")
+    ended = next((e.payload["reason"] for e in events if e.type == "charleston_ended"), "")
     console.print(
         Panel.fit(
             f"game {game_id}\n{given} commands, {len(events)} events stored in "
             f"{store.url.render_as_string(hide_password=True)}\n"
-            f"blind passes: {blind}; courtesy tiles given per player: {courtesy or 'none'}",
+            f"passes resolved: {len(resolved)} (blind: {blind}; Ding Dongs: {ding_dongs}); "
+            f"courtesy tiles given per player: {courtesy or 'none'}\nended: {ended}",
             title=f"stored ({ruleset})",
         )
     )
@@ -282,7 +358,7 @@ def simulate_command(
         tmp = tempfile.TemporaryDirectory(prefix="charleston-sim-")
         database_url = f"sqlite:///{Path(tmp.name) / 'simulate.sqlite3'}"
     store = _open_store(database_url)
-    commands = events = blind = stopped = second = finished = 0
+    commands = events = blind = stopped = second = finished = ding_dongs = 0
     started = time.perf_counter()
     ids = []
     for i in track(range(games), description="playing", console=console):
@@ -298,6 +374,7 @@ def simulate_command(
             for e in rows
         )
         finished += any(e.type == "charleston_ended" for e in rows)
+        ding_dongs += sum(1 for e in rows if e.type == "ding_dong_requested")
     elapsed = time.perf_counter() - started
     checked = time.perf_counter()
     bad_chain = [g for g in ids if not store.verify(g).ok]
@@ -314,6 +391,7 @@ def simulate_command(
         ("blind passes", blind),
         ("games stopped by a vote", stopped),
         ("games with a Second Charleston", second),
+        ("Ding Dongs", ding_dongs),
         ("time per command", f"{elapsed / max(commands, 1) * 1000:.2f} ms"),
         ("time per game", f"{elapsed / max(games, 1) * 1000:.1f} ms"),
         ("verify + check projections", f"{checked:.2f} s"),
@@ -329,6 +407,18 @@ def simulate_command(
         raise typer.Exit(1)
 
 
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """A store refusal (no such game, quarantined …) is a message and exit status 1."""
+    from .errors import CharlestonError
+
+    try:
+        yield
+    except CharlestonError as exc:
+        console.print(f"[red]{exc.message}", highlight=False)
+        raise typer.Exit(1) from None
+
+
 @app.command("replay")
 def replay_command(
     game_id: str = typer.Argument(..., help="The game's id."),
@@ -337,8 +427,9 @@ def replay_command(
 ) -> None:
     """Rebuild a stored game through the chart and print it (director's knowledge)."""
     store = _open_store(database_url, migrate_empty=False)
-    events = [e for e in store.events(game_id) if seq is None or e.seq <= seq]
-    table = store.replay(game_id, at=seq)
+    with _refusals():
+        events = [e for e in store.events(game_id) if seq is None or e.seq <= seq]
+        table = store.replay(game_id, at=seq)
     console.rule(f"[bold]game {game_id}, ruleset {table.ruleset.name}, up to seq {events[-1].seq}")
     _print_story(e.event for e in events[1:])
     console.print(f"state: {', '.join(table.configuration)}", highlight=False)
@@ -358,7 +449,8 @@ def audit_command(
     import json
 
     store = _open_store(database_url, migrate_empty=False)
-    report = store.audit(game_id)
+    with _refusals():
+        report = store.audit(game_id)
     if as_json:
         print(json.dumps(report.to_dict(), indent=2, default=str))
     else:
@@ -368,23 +460,148 @@ def audit_command(
 @app.command("verify")
 def verify_command(
     game_id: str | None = typer.Argument(None, help="One game (default: every game)."),
+    anchors: str | None = typer.Option(
+        None, "--anchors", help="Also check against an anchors file from 'anchors export'."
+    ),
+    database_url: str | None = DatabaseUrl,
+    anchor_key_file: str | None = AnchorKeyFile,
+) -> None:
+    """Verify stored games: every row's hash and link, the recorded head, the signed
+    anchors, and projection == replay. A game that fails is quarantined."""
+    from rich.progress import track
+
+    from .errors import CharlestonError
+    from .store import read_anchor_file
+
+    store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
+    try:
+        kept = read_anchor_file(anchors) if anchors else None
+    except CharlestonError as exc:
+        console.print(f"[red]{exc.message}", highlight=False)
+        raise typer.Exit(2) from None
+    stored = {g.id for g in store.games()}
+    ids = [game_id] if game_id else sorted(stored)
+    if game_id and game_id not in stored:
+        console.print(f"[red]There is no game {game_id!r}.", highlight=False)
+        raise typer.Exit(1)
+    gone = sorted(set(kept or ()) - stored) if game_id is None else []
+    bad = 0
+    for gid in track(ids, description="verifying", console=console, disable=len(ids) < 20):
+        verdict = store.verify(gid, None if kept is None else kept.get(gid, []))
+        if not verdict.ok:
+            bad += 1
+            console.print(f"[red]{gid}: FAILED, quarantined", highlight=False)
+            for finding in verdict.findings:
+                where = f"seq {finding.seq}" if finding.seq is not None else "game"
+                console.print(
+                    f"  {where} {finding.kind}: {finding.message}", highlight=False, markup=False
+                )
+    for gid in gone:
+        console.print(
+            f"[red]{gid}: in the anchors file but not in the database: the game was deleted",
+            highlight=False,
+        )
+    console.print(
+        f"{len(ids)} game(s) verified: {len(ids) - bad} ok, {bad} failed (quarantined)"
+        + (f"; {len(gone)} anchored game(s) missing" if gone else "")
+        + (f"; checked against {anchors}" if anchors else "")
+    )
+    if bad or gone:
+        raise typer.Exit(1)
+
+
+anchors_app = typer.Typer(help="Signed anchors of the games' hash chains.", no_args_is_help=True)
+app.add_typer(anchors_app, name="anchors")
+
+
+@anchors_app.command("restore")
+def anchors_restore(
+    file: str = typer.Argument(..., help="An anchors file from 'anchors export'."),
+    database_url: str | None = DatabaseUrl,
+    anchor_key_file: str | None = AnchorKeyFile,
+) -> None:
+    """Put back anchors of FILE that are missing or altered in the database (a repair;
+    only anchors signed with this service's key are taken)."""
+    from .store import read_anchor_file
+
+    store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
+    with _refusals():
+        kept = [a for anchors in read_anchor_file(file).values() for a in anchors]
+        restored = store.restore_anchors(kept)
+    console.print(f"{restored} anchor(s) restored from {file}", highlight=False)
+
+
+@anchors_app.command("export")
+def anchors_export(
+    file: str = typer.Argument(..., help="The file to write (keep it outside the database)."),
+    database_url: str | None = DatabaseUrl,
+    anchor_key_file: str | None = AnchorKeyFile,
+) -> None:
+    """Write every stored anchor to FILE, for 'verify --anchors FILE' later."""
+    from .store import write_anchor_file
+
+    store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
+    anchors = store.anchors()
+    count = write_anchor_file(file, anchors, store.anchor_key.key_id)
+    games = len({a.game_id for a in anchors})
+    console.print(f"{count} anchor(s) of {games} game(s) written to {file}", highlight=False)
+
+
+quarantine_app = typer.Typer(help="Games set aside because verify failed.", no_args_is_help=True)
+app.add_typer(quarantine_app, name="quarantine")
+
+
+@quarantine_app.command("list")
+def quarantine_list(
+    game_id: str | None = typer.Argument(None, help="One game (default: every game)."),
+    everything: bool = typer.Option(False, "--all", help="Lifted quarantines too."),
     database_url: str | None = DatabaseUrl,
 ) -> None:
-    """Check hash chains and that every projection equals the replay of its events."""
+    """The quarantined games and what verify found."""
     store = _open_store(database_url, migrate_empty=False)
-    ids = [game_id] if game_id else [g.id for g in store.games()]
-    bad = 0
-    for gid in ids:
-        result = store.verify(gid)
-        if not result.ok:
-            bad += 1
-            console.print(f"[red]{gid}: {result.message}", highlight=False)
-    projections = [g for g in store.check_projections() if game_id is None or g == game_id]
-    for gid in projections:
-        console.print(f"[red]{gid}: projection differs from the replay of its events")
+    shown = [q for q in store.quarantines(game_id) if everything or q["active"]]
+    for q in shown:
+        state = "ACTIVE" if q["active"] else f"lifted {q['lifted_at']} by {q['lifted_by']}"
+        console.print(f"{q['game_id']} #{q['number']} since {q['since']}: {state}", markup=False)
+        for finding in q["findings"]:
+            console.print(f"  {finding['kind']}: {finding['message']}", markup=False)
+        if q["lift_note"]:
+            console.print(f"  note: {q['lift_note']}", markup=False)
+    console.print(f"{len(shown)} quarantine(s)")
+
+
+@quarantine_app.command("rebuild-projection")
+def quarantine_rebuild_projection(
+    game_id: str = typer.Argument(..., help="The game."),
+    database_url: str | None = DatabaseUrl,
+    anchor_key_file: str | None = AnchorKeyFile,
+) -> None:
+    """Rebuild a game's projection from its rows (a repair; only when the rows verify)."""
+    store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
+    with _refusals():
+        verdict = store.rebuild_projection(game_id)
+    console.print(f"projection of {game_id} rebuilt: {verdict.message}", highlight=False)
+
+
+@quarantine_app.command("lift")
+def quarantine_lift(
+    game_id: str = typer.Argument(..., help="The game."),
+    note: str = typer.Option(..., "--note", help="What was repaired (kept with the lift)."),
+    by: str = typer.Option(None, "--by", envvar="USER", help="Who lifts it (default: $USER)."),
+    anchors: str | None = typer.Option(
+        None, "--anchors", help="Verify against this anchors file too (needed when it found it)."
+    ),
+    database_url: str | None = DatabaseUrl,
+    anchor_key_file: str | None = AnchorKeyFile,
+) -> None:
+    """Lift a game's quarantine: refused while its record still fails verify."""
+    from .store import read_anchor_file
+
+    store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
+    with _refusals():
+        kept = read_anchor_file(anchors).get(game_id, []) if anchors else None
+        lifted = store.lift_quarantine(game_id, by=f"{by or 'unknown'} (CLI)", note=note, kept=kept)
     console.print(
-        f"{len(ids)} game(s): {len(ids) - bad} hash chain(s) ok, "
-        f"{len(projections)} projection(s) differing from their replay"
+        f"quarantine #{lifted['number']} of {game_id} lifted by {lifted['lifted_by']}",
+        highlight=False,
     )
-    if bad or projections:
-        raise typer.Exit(1)

@@ -11,6 +11,10 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .seats import Seat
+from .tiles import HAND_SIZE
+
+#: no pass names more tiles than a rack holds (East's 14): a longer list is malformed
+PassTiles = Annotated[list[int], Field(max_length=max(HAND_SIZE.values()))]
 
 
 class _Command(BaseModel):
@@ -27,7 +31,7 @@ class ConfirmPass(_Command):
     """Choose and confirm the tiles of the current pass; ``blind`` of them come unseen."""
 
     type: Literal["confirm_pass"] = "confirm_pass"
-    tiles: list[int]
+    tiles: PassTiles
     blind: int = 0
 
 
@@ -35,7 +39,7 @@ class ChangePass(_Command):
     """Replace a confirmed choice before the pass resolves."""
 
     type: Literal["change_pass"] = "change_pass"
-    tiles: list[int]
+    tiles: PassTiles
     blind: int = 0
 
 
@@ -68,6 +72,40 @@ class ChallengeDeadHand(_Command):
     target: Seat
 
 
+class RequestDingDong(_Command):
+    """East asks for a Ding Dong (``four_winds``)."""
+
+    type: Literal["request_ding_dong"] = "request_ding_dong"
+
+
+class Gift(BaseModel):
+    """One Ding Dong tile and the player it goes to."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    tile: int
+    to: Seat | None = None
+
+
+class GiveDingDong(_Command):
+    """A player's Ding Dong: one tile to each of the three others, each named."""
+
+    type: Literal["give_ding_dong"] = "give_ding_dong"
+    gifts: list[Gift]
+
+
+class DeclareReady(_Command):
+    """A player declares Ready: no Ding Dong may be requested any more (``four_winds``)."""
+
+    type: Literal["declare_ready"] = "declare_ready"
+
+
+class CloseDingDong(_Command):
+    """The platform or the director closes the Ding Dong window (no seat gives it)."""
+
+    type: Literal["close_ding_dong"] = "close_ding_dong"
+    seat: Seat | None = None  # type: ignore[assignment]
+
+
 Command = Annotated[
     ConfirmPass
     | ChangePass
@@ -76,8 +114,27 @@ Command = Annotated[
     | Vote
     | OfferCourtesy
     | DeclareMahJongg
-    | ChallengeDeadHand,
+    | ChallengeDeadHand
+    | RequestDingDong
+    | GiveDingDong
+    | DeclareReady
+    | CloseDingDong,
     Field(discriminator="type"),
+]
+#: The name of a command (its ``type``), as clients list and send them.
+CommandName = Literal[
+    "confirm_pass",
+    "change_pass",
+    "withdraw_pass",
+    "place_tiles",
+    "vote",
+    "offer_courtesy",
+    "declare_mah_jongg",
+    "challenge_dead_hand",
+    "request_ding_dong",
+    "give_ding_dong",
+    "declare_ready",
+    "close_ding_dong",
 ]
 COMMAND_ADAPTER: TypeAdapter[Command] = TypeAdapter(Command)
 COMMAND_MODELS: dict[str, type[_Command]] = {
@@ -91,8 +148,15 @@ COMMAND_MODELS: dict[str, type[_Command]] = {
         OfferCourtesy,
         DeclareMahJongg,
         ChallengeDeadHand,
+        RequestDingDong,
+        GiveDingDong,
+        DeclareReady,
+        CloseDingDong,
     )
 }
+
+#: Commands that no seat gives: the platform or the director does.
+DIRECTOR_COMMANDS = frozenset({"close_ding_dong"})
 
 #: The event type a command leaves in the record when it is accepted.
 ACCEPTED_AS: dict[str, str] = {
@@ -103,6 +167,10 @@ ACCEPTED_AS: dict[str, str] = {
     "vote": "vote_cast",
     "offer_courtesy": "courtesy_offered",
     "declare_mah_jongg": "mah_jongg_declared",
+    "request_ding_dong": "ding_dong_requested",
+    "give_ding_dong": "ding_dong_given",
+    "declare_ready": "ready_declared",
+    "close_ding_dong": "ding_dong_closed",
 }
 COMMAND_OF: dict[str, str] = {v: k for k, v in ACCEPTED_AS.items()}
 

@@ -1,7 +1,10 @@
 """Typed refusals.
 
-Every refusal has a stable machine-readable ``code``, the ``rule`` it enforces (a line a
-player would recognise) and a ``message`` that says what went wrong and what to do.
+Every refusal has a stable machine-readable ``code``, the id of the ``rule`` it enforces
+(in :mod:`charleston_fsm.rulebook`; ``rule_text`` is its statement) and a ``message``
+that says what went wrong and what to do. Where the rule depends on the ruleset (a blind
+pass refused in ``house`` or on the wrong step in ``nmjl``) the table raises the refusal
+with the right id, one of the class's ``rule`` or ``other_rules``.
 ``kind`` tells callers how to classify it without the engine knowing about HTTP:
 ``rule`` (the command breaks a rule), ``not_now`` (the command is not valid in the
 current state), ``setup`` (a game cannot be created like that) and ``not_found``
@@ -15,7 +18,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-ErrorKind = Literal["rule", "not_now", "setup", "not_found"]
+from .rulebook import get_rule, statement
+
+ErrorKind = Literal["rule", "not_now", "setup", "not_found", "quarantined"]
 
 
 class CharlestonError(Exception):
@@ -24,15 +29,29 @@ class CharlestonError(Exception):
     kind: ClassVar[ErrorKind] = "rule"
     code: ClassVar[str] = "charleston_error"
     rule: ClassVar[str] = ""
+    other_rules: ClassVar[tuple[str, ...]] = ()  # ids a raise may name instead of ``rule``
 
     def __init__(self, message: str, *, rule: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         if rule is not None:
-            self.rule = rule
+            if rule not in (type(self).rule, *self.other_rules):
+                raise ValueError(f"{type(self).__name__} does not enforce {get_rule(rule).id}")
+            self.rule = rule  # type: ignore[misc]
+
+    @property
+    def rule_text(self) -> str:
+        """The statement of :attr:`rule` in the rule book."""
+        return statement(self.rule)
 
     def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "kind": self.kind, "rule": self.rule, "message": self.message}
+        return {
+            "code": self.code,
+            "kind": self.kind,
+            "rule": self.rule,
+            "rule_text": self.rule_text,
+            "message": self.message,
+        }
 
 
 class RuleViolation(CharlestonError):
@@ -42,7 +61,8 @@ class RuleViolation(CharlestonError):
 class NotAllowedNow(CharlestonError):
     kind = "not_now"
     code = "not_allowed_now"
-    rule = "The statechart decides which commands are valid in each state."
+    rule = "SVC-01"
+    other_rules = ("NMJL-02", "NMJL-16")
 
 
 class SetupError(CharlestonError):
@@ -52,110 +72,128 @@ class SetupError(CharlestonError):
 # --- setup -----------------------------------------------------------------------------
 class InvalidDeal(SetupError):
     code = "invalid_deal"
-    rule = "The deal gives East 14 tiles and every other seat 13, each tile once."
+    rule = "DEAL-01"
 
 
 class UnknownRuleset(SetupError):
     code = "unknown_ruleset"
-    rule = "A game uses one of the published rulesets."
+    rule = "SVC-03"
 
 
 class InvalidOption(SetupError):
     code = "invalid_option"
-    rule = "A ruleset's options are fixed at the creation of the game."
+    rule = "SVC-03"
 
 
 # --- pass selections ---------------------------------------------------------------------
 class WrongCount(RuleViolation):
     code = "wrong_count"
-    rule = "A standard pass is exactly 3 tiles; a courtesy pass 0-3."
+    rule = "PASS-01"
+    other_rules = ("PASS-02", "NMJL-07", "NMJL-13", "FW-04")
 
 
 class JokerPassed(RuleViolation):
     code = "joker_passed"
-    rule = "Jokers are never passed."
+    rule = "PASS-03"
     MESSAGE: ClassVar[str] = "Jokers cannot be passed during the Charleston."
 
 
 class TileNotInHand(RuleViolation):
     code = "tile_not_in_hand"
-    rule = "Tiles must be in the player's own hand."
+    rule = "PASS-04"
 
 
 class TileNamedTwice(RuleViolation):
     code = "tile_named_twice"
-    rule = "Each tile is named once."
+    rule = "PASS-04"
 
 
 class BlindPassNotAllowed(RuleViolation):
     code = "blind_pass_not_allowed"
-    rule = "A blind pass is allowed only on the last pass of each Charleston (nmjl)."
+    rule = "NMJL-07"
+    other_rules = ("HOUSE-02", "FW-02")
 
 
 class TilesNotPlaced(RuleViolation):
     code = "tiles_not_placed"
-    rule = "A player places received tiles before confirming the next pass."
+    rule = "PASS-08"
 
 
 # --- flow ------------------------------------------------------------------------------
 class SeatNotInStep(NotAllowedNow):
     code = "seat_not_in_step"
-    rule = "Only the players of the current step act in it."
+    rule = "PASS-10"
 
 
 class AlreadyConfirmed(NotAllowedNow):
     code = "already_confirmed"
-    rule = "A confirmed choice is locked; it may be withdrawn or changed until the pass resolves."
+    rule = "PASS-05"
 
 
 class NothingConfirmed(NotAllowedNow):
     code = "nothing_confirmed"
-    rule = "Only a confirmed choice can be withdrawn or changed."
+    rule = "PASS-05"
 
 
 class NothingToPlace(NotAllowedNow):
     code = "nothing_to_place"
-    rule = "Received tiles are shown apart from the rack until the player places them."
+    rule = "PASS-08"
 
 
 class AlreadyVoted(NotAllowedNow):
     code = "already_voted"
-    rule = "Each player votes once: continue or stop."
+    rule = "NMJL-02"
+
+
+class SecondCharlestonMandatory(NotAllowedNow):
+    code = "second_charleston_mandatory"
+    rule = "NMJL-06"
+    other_rules = ("HOUSE-04",)
+
+
+class OnlyStopNow(NotAllowedNow):
+    code = "only_stop_now"
+    rule = "NMJL-05"
 
 
 class AlreadyOffered(NotAllowedNow):
     code = "already_offered"
-    rule = "Each player of a pair makes one courtesy offer."
+    rule = "NMJL-13"
 
 
 class CharlestonOver(NotAllowedNow):
     code = "charleston_over"
-    rule = "Once the Charleston is complete no more tiles are passed."
+    rule = "NMJL-20"
 
 
 class OnlyEastDeclares(RuleViolation):
     code = "only_east_declares"
-    rule = "Only East may declare a Heavenly or an Earthly Hand."
+    rule = "NMJL-17"
 
 
 class AlreadyDeclared(NotAllowedNow):
     code = "already_declared"
-    rule = "East declares Mah Jongg once."
+    rule = "NMJL-15"
+
+
+class EarthlyHandTileCount(RuleViolation):
+    code = "earthly_hand_tile_count"
+    rule = "NMJL-15"
 
 
 class DeadHandChallengeRefused(RuleViolation):
     code = "dead_hand_challenge_refused"
-    rule = "A hand cannot be called dead during the Charleston."
+    rule = "NMJL-18"
 
 
 class InvalidCommand(RuleViolation):
     code = "invalid_command"
-    rule = "A command names a known action and its fields."
+    rule = "SVC-02"
 
 
 class HeavenlyHandTooLate(NotAllowedNow):
     code = "heavenly_hand_too_late"
-    rule = "East may declare a Heavenly Hand only before the first pass is confirmed."
+    rule = "NMJL-14"
 
 
 class ReplayMismatch(CharlestonError):
@@ -163,4 +201,65 @@ class ReplayMismatch(CharlestonError):
 
     kind = "setup"
     code = "replay_mismatch"
-    rule = "A game's state is rebuilt by folding its events through the same chart."
+    rule = "SVC-04"
+
+
+# --- four_winds: exchanges and Ding Dong ------------------------------------------------
+class NotInRuleset(NotAllowedNow):
+    code = "not_in_ruleset"
+    rule = "SVC-01"
+
+
+class ExchangeTurn(NotAllowedNow):
+    code = "exchange_turn"
+    rule = "FW-02"
+
+
+class ResponderOwnTilesOnly(RuleViolation):
+    code = "responder_own_tiles_only"
+    rule = "FW-02"
+
+
+class OnlyEastRequestsDingDong(RuleViolation):
+    code = "only_east_requests_ding_dong"
+    rule = "FW-06"
+
+
+class DingDongLimit(NotAllowedNow):
+    code = "ding_dong_limit"
+    rule = "FW-05"
+
+
+class DingDongAfterReady(NotAllowedNow):
+    code = "ding_dong_after_ready"
+    rule = "FW-06"
+
+
+class DingDongDisabled(NotAllowedNow):
+    code = "ding_dong_disabled"
+    rule = "FW-07"
+
+
+class DingDongClosed(NotAllowedNow):
+    code = "ding_dong_closed"
+    rule = "FW-08"
+
+
+class DingDongToSelf(RuleViolation):
+    code = "ding_dong_to_self"
+    rule = "FW-04"
+
+
+class DingDongToNobody(RuleViolation):
+    code = "ding_dong_to_nobody"
+    rule = "FW-04"
+
+
+class DingDongSameReceiver(RuleViolation):
+    code = "ding_dong_same_receiver"
+    rule = "FW-04"
+
+
+class NotADirectorCommand(NotAllowedNow):
+    code = "director_command"
+    rule = "FW-08"

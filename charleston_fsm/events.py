@@ -30,7 +30,6 @@ class Event:
 
     def command(self) -> Command:
         """The command that this event records (command events only)."""
-        assert self.seat is not None
         model = COMMAND_MODELS[COMMAND_OF[self.type]]
         fields = {k: v for k, v in self.payload.items() if k in model.model_fields}
         return model.model_validate({"seat": self.seat, **fields})

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .rulebook import enforces
 from .seats import Seat
 from .steps import Step
 
@@ -23,10 +24,15 @@ MAX_ROUNDS = 16  # a chain settles in at most 4 rounds; more means a bug
 
 @dataclass(frozen=True)
 class Declaration:
-    """What a player committed to give: tiles from the hand, plus ``blind`` unseen."""
+    """What a player committed to give: tiles from the hand, plus ``blind`` unseen.
+
+    ``targets`` names the receiver of each tile where a step lets every tile go to its
+    own player (a Ding Dong); otherwise the step's direction or pair decides.
+    """
 
     tiles: tuple[int, ...]
     blind: int = 0
+    targets: tuple[Seat, ...] = ()
 
     @property
     def total(self) -> int:
@@ -55,7 +61,10 @@ class Resolution:
         return any(h.forwarded for h in self.handovers)
 
 
+@enforces("PASS-07", "NMJL-08", "NMJL-09")
 def resolve(step: Step, declarations: Mapping[Seat, Declaration]) -> Resolution:
+    if step.addressed:
+        return _resolve_addressed(step, declarations)
     seats = [s for s in step.participants if s in declarations]
     own = {s: list(declarations[s].tiles) for s in seats}
     owed_blind = {s: declarations[s].blind for s in seats}
@@ -101,3 +110,17 @@ def _turn_order(step: Step, seats: Sequence[Seat], own: Mapping[Seat, list[int]]
             nxt = next(s for s in seats if s not in order)
         order.append(nxt)
     return order
+
+
+def _resolve_addressed(step: Step, declarations: Mapping[Seat, Declaration]) -> Resolution:
+    """Every tile straight to the receiver its giver named, all at once (no blind pass)."""
+    handovers: list[Handover] = []
+    kept: dict[Seat, list[int]] = {s: [] for s in step.participants}
+    routes: dict[int, list[Seat]] = {}
+    for giver in step.participants:
+        declaration = declarations[giver]
+        for tile, receiver in zip(declaration.tiles, declaration.targets, strict=True):
+            handovers.append(Handover(giver=giver, receiver=receiver, from_hand=[tile]))
+            kept[receiver].append(tile)
+            routes[tile] = [giver, receiver]
+    return Resolution(handovers=handovers, kept=kept, routes=routes, moved=bool(routes))

@@ -9,36 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 from statemachine import StateChart
 
-from .charts.standard import STANDARD_STEPS, StandardCharleston
+from .charts.four_winds import (
+    FOUR_WINDS_STATE_RULES,
+    FOUR_WINDS_STEPS,
+    FourWindsCharleston,
+    FourWindsOptions,
+    FourWindsTable,
+)
+from .charts.standard import (
+    STANDARD_STEPS,
+    STATE_RULES,
+    CourtesyMode,
+    Options,
+    SecondCharlestonOrder,
+    StandardCharleston,
+    StandardTable,
+)
 from .errors import InvalidOption, UnknownRuleset
+from .rulebook import get_rule
 from .steps import Step
-
-
-class SecondCharlestonOrder(StrEnum):
-    LEFT_ACROSS_RIGHT = "left-across-right"
-    ACROSS_LEFT_RIGHT = "across-left-right"
-
-
-class CourtesyMode(StrEnum):
-    AGREED_MIN = "agreed_min"  # the pair exchanges the smaller of the two offers
-    ASYMMETRIC = "asymmetric"  # each player gives what they chose, 0-3
-
-
-class Options(BaseModel):
-    """The choices on which the rule documents disagree."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
-
-    second_charleston_order: SecondCharlestonOrder = SecondCharlestonOrder.LEFT_ACROSS_RIGHT
-    blind_pass: bool = True
-    courtesy_mode: CourtesyMode = CourtesyMode.AGREED_MIN
-    require_placing: bool = True
+from .table import DEFAULT_RULESET, Table
 
 
 @dataclass(frozen=True)
@@ -46,22 +41,31 @@ class Ruleset:
     name: str
     title: str
     description: str
-    defaults: Options
+    defaults: BaseModel  # the family's options model, with this ruleset's values
     chart: type[StateChart]
     steps: Mapping[str, Step]
+    model: type[Table]  # the chart's domain model: the family's table class
+    state_rules: Mapping[str, tuple[str, ...]]  # rule ids per chart state (rule book)
 
-    def options(self, overrides: Mapping[str, Any] | None = None) -> Options:
+    def state_rule_ids(self, state_id: str) -> tuple[str, ...]:
+        """The rules of this ruleset that a chart state plays out."""
+        return tuple(
+            r for r in self.state_rules.get(state_id, ()) if self.name in get_rule(r).rulesets
+        )
+
+    def options(self, overrides: Mapping[str, Any] | None = None) -> Any:
         if not overrides:
             return self.defaults
+        family = type(self.defaults)
         try:
-            return Options.model_validate({**self.defaults.model_dump(), **overrides})
+            return family.model_validate({**self.defaults.model_dump(), **overrides})
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
             )
             raise InvalidOption(
                 f"Options for ruleset {self.name!r} are invalid ({problems}). "
-                f"Known options: {', '.join(Options.model_fields)}."
+                f"Known options: {', '.join(family.model_fields)}."
             ) from None
 
 
@@ -71,30 +75,52 @@ RULESETS: dict[str, Ruleset] = {
         title="National Mah Jongg League",
         description=(
             "The League's Charleston: Right, Across, Left; a vote; Left, Across, Right; "
-            "blind passes on the last pass of each Charleston; the courtesy pair "
+            "blind passes on the last pass of each Charleston; a late objection may stop the "
+            "Second Charleston until its first pass resolves; the courtesy pair "
             "exchanges the smaller offer."
         ),
         defaults=Options(),
         chart=StandardCharleston,
         steps=STANDARD_STEPS,
+        model=StandardTable,
+        state_rules=STATE_RULES,
     ),
     "house": Ruleset(
         name="house",
         title="House rules (implementation spec)",
         description=(
             "As nmjl, but the Second Charleston goes Across, Left, Right; no blind pass; "
+            "objections at the vote only; "
             "courtesy counts may differ within a pair (each gives what they chose)."
         ),
         defaults=Options(
             second_charleston_order=SecondCharlestonOrder.ACROSS_LEFT_RIGHT,
             blind_pass=False,
+            late_objection=False,
             courtesy_mode=CourtesyMode.ASYMMETRIC,
         ),
         chart=StandardCharleston,
         steps=STANDARD_STEPS,
+        model=StandardTable,
+        state_rules=STATE_RULES,
+    ),
+    "four_winds": Ruleset(
+        name="four_winds",
+        title="Four Winds program",
+        description=(
+            "Six exchanges in pairs (East-West, South-North, East-South, West-North, "
+            "East-North, West-South), 3 tiles each way, the first-named player giving first; "
+            "no blind pass; then Ding Dong at East's request (one tile to each other "
+            "player, up to 3 a deal) until a player declares Ready. Each on every round, on "
+            "the North round only, or off."
+        ),
+        defaults=FourWindsOptions(),
+        chart=FourWindsCharleston,
+        steps=FOUR_WINDS_STEPS,
+        model=FourWindsTable,
+        state_rules=FOUR_WINDS_STATE_RULES,
     ),
 }
-DEFAULT_RULESET = "nmjl"
 
 
 def get_ruleset(name: str) -> Ruleset:
@@ -104,3 +130,14 @@ def get_ruleset(name: str) -> Ruleset:
         raise UnknownRuleset(
             f"There is no ruleset {name!r}; choose one of: {', '.join(RULESETS)}."
         ) from None
+
+
+__all__ = [
+    "DEFAULT_RULESET",
+    "RULESETS",
+    "CourtesyMode",
+    "Options",
+    "Ruleset",
+    "SecondCharlestonOrder",
+    "get_ruleset",
+]

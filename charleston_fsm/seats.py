@@ -1,12 +1,14 @@
 """Seats and pass directions.
 
-Directions are always computed from seats (RULES.md: "Directions come from the seats,
-never from the client"): a client names a seat, the table works out where its tiles go.
+Directions are always computed from seats, never taken from the client (SEAT-03): a
+client names a seat, the table works out where its tiles go.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from .rulebook import enforces
 
 
 class Seat(StrEnum):
@@ -21,10 +23,12 @@ class Seat(StrEnum):
     def index(self) -> int:
         return SEATS.index(self)
 
+    @enforces("SEAT-02")
     def toward(self, direction: Direction) -> Seat:
         """The seat that receives when this seat passes in ``direction``."""
         return SEATS[(self.index + direction.offset) % 4]
 
+    @enforces("SEAT-02")
     def source(self, direction: Direction) -> Seat:
         """The seat this one receives from when everyone passes in ``direction``."""
         return SEATS[(self.index - direction.offset) % 4]

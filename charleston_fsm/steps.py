@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .rulebook import enforces
 from .seats import SEATS, Direction, Seat
 
 
@@ -20,7 +21,8 @@ class Step:
     makes two seats swap (a courtesy pair, a Four Winds swap). ``count`` is exact, or
     ``None`` when the table decides it (a courtesy pass: an agreed or chosen 0-3).
     ``blind`` marks the last pass of a Charleston, where a ruleset that allows blind
-    passes lets a player forward unseen tiles.
+    passes lets a player forward unseen tiles. ``addressed`` lets each tile go to the
+    player its giver names (a Ding Dong: one tile to each of the three others).
     """
 
     label: str
@@ -29,21 +31,27 @@ class Step:
     count: int | None = 3
     blind: bool = False
     courtesy: bool = False
+    addressed: bool = False
 
-    def target(self, seat: Seat) -> Seat:
+    @enforces("SEAT-03")
+    def target(self, seat: Seat) -> Seat | None:
+        """Where the seat's tiles go (``None`` when each tile names its own receiver)."""
         if self.direction is not None:
             return seat.toward(self.direction)
+        if self.addressed:
+            return None
         a, b = self.participants
         return b if seat is a else a
 
-    def source(self, seat: Seat) -> Seat:
+    def source(self, seat: Seat) -> Seat | None:
         if self.direction is not None:
             return seat.source(self.direction)
         return self.target(seat)
 
     def describe_for(self, seat: Seat) -> str:
-        where = self.direction.label if self.direction else f"to {self.target(seat).label}"
-        return f"{self.label} ({where})"
+        target = self.target(seat)
+        where = self.direction.label if self.direction else f"to {target.label}" if target else ""
+        return f"{self.label} ({where})" if where else self.label
 
 
 def standard(label: str, direction: Direction, *, blind: bool = False) -> Step:
@@ -60,3 +68,13 @@ def courtesy(pair: tuple[Seat, Seat]) -> Step:
 
 
 COURTESY_PAIRS: tuple[tuple[Seat, Seat], ...] = ((Seat.EAST, Seat.WEST), (Seat.SOUTH, Seat.NORTH))
+
+
+def exchange(label: str, first: Seat, second: Seat) -> Step:
+    """A Four Winds exchange: ``first`` gives 3, then ``second``; both receive at once."""
+    return Step(label=label, participants=(first, second))
+
+
+def ding_dong(label: str) -> Step:
+    """Every player gives one tile to each of the three others, all at once."""
+    return Step(label=label, addressed=True)

@@ -32,12 +32,24 @@ def story_lines(events: Iterable[Event]) -> list[str]:
             moved = "" if p["moved"] else ": nothing moved"
             lines.append(f"  == {p['label']} resolved{mark}{moved}")
         elif e.type == "vote_cast":
-            lines.append(f"  {who:<6} votes {p['choice']}")
+            late = " (a late objection: the Second Charleston stops)" if p.get("late") else ""
+            lines.append(f"  {who:<6} votes {p['choice']}{late}")
         elif e.type == "courtesy_offered":
             lines.append(f"  {who:<6} offers {p['count']} courtesy tile(s)")
         elif e.type == "courtesy_agreed":
             pair = " and ".join(s.capitalize() for s in p["pair"])
             lines.append(f"  {pair} agree on {p['count']} courtesy tile(s)")
+        elif e.type == "ding_dong_given":
+            gifts = ", ".join(
+                f"{describe([g['tile']])} to {g['to'].capitalize()}" for g in p["gifts"]
+            )
+            lines.append(f"  {who:<6} gives {gifts}")
+        elif e.type == "ding_dong_requested":
+            lines.append(f"  {who} requests Ding Dong number {p['number']}")
+        elif e.type == "ready_declared":
+            lines.append(f"  {who} declares Ready")
+        elif e.type == "ding_dong_closed":
+            lines.append("  the director closes the Ding Dong window")
         elif e.type == "mah_jongg_declared":
             lines.append(f"  {who} declares Mah Jongg ({p['kind']} hand, {p['verdict']})")
         elif e.type == "state_changed":

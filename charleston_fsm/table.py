@@ -2,75 +2,128 @@
 
 The table is the chart's domain model. The chart decides *whether* a command may
 happen now and *which* transition follows; the table's validators say *why* a command
-breaks a rule, its guards report facts (everyone confirmed, someone voted stop), and its
-actions move tiles and record events. Nothing here decides the order of the steps.
+breaks a rule (:mod:`charleston_fsm.checks`), its guards report facts (everyone
+confirmed: :mod:`charleston_fsm.guards`), and its actions, here, move tiles and record
+events. Nothing here decides the order of the steps.
+
+This module holds what every chart family shares (racks, passes, placing, resolution,
+folding, snapshots). Each family's own guards, validators and actions live beside its
+chart, in a subclass: ``charts/standard.py`` (``nmjl``, ``house``) and
+``charts/four_winds.py``. ``Table(deal, ruleset)`` builds the ruleset's own subclass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
 from statemachine import State
 from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
 
 from . import errors
-from .commands import ACCEPTED_AS, Command
+from .charts.probe import would_accept
+from .checks import Checks
+from .commands import ACCEPTED_AS, COMMAND_MODELS, Command
 from .events import Event
+from .guards import Guards
 from .hands import HandChecker, pending_confirmation
 from .resolution import Declaration, resolve
-from .rulesets import DEFAULT_RULESET, CourtesyMode, Options, Ruleset, SecondCharlestonOrder
-from .rulesets import get_ruleset as _get_ruleset
+from .rulebook import enforces
 from .seats import SEATS, Seat
-from .steps import COURTESY_PAIRS, Step
-from .tiles import Deal, describe, is_joker
+from .steps import Step
+from .tiles import Deal, is_joker
+
+if TYPE_CHECKING:
+    from .rulesets import Ruleset
 
 DONE = "CHARLESTON_DONE"
-
-#: Why a command is refused when the chart accepts it nowhere in the current state.
-NOT_NOW_HINTS: dict[str, str] = {
-    "declare_mah_jongg": (
-        "East may declare Mah Jongg only before the first pass is confirmed (Heavenly "
-        "Hand) or once the Charleston is complete (Earthly Hand); winning during the "
-        "Charleston does not end it, all passes still happen."
-    ),
-    "vote": "Votes are cast once the First Charleston is complete, before the Second.",
-    "offer_courtesy": (
-        "Courtesy offers are made at the Courtesy Pass, in rulesets where the pair must "
-        "agree a count; where counts may differ, choose 0-3 tiles with confirm_pass."
-    ),
-}
+DEFAULT_RULESET = "nmjl"
 
 
-class Table:
+def _ruleset(ruleset: Ruleset | str) -> Ruleset:
+    from .rulesets import get_ruleset  # the rulesets import the families, which import this
+
+    return get_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
+
+
+class Table(Checks, Guards):
     """The state of one table and the chart instance that drives it."""
+
+    def __new__(cls, deal: Deal, ruleset: Ruleset | str = DEFAULT_RULESET, *_: Any, **__: Any):
+        """``Table(deal, "nmjl")`` is the ruleset's own table class (its chart family's)."""
+        if cls is Table:
+            cls = _ruleset(ruleset).model
+        return super().__new__(cls)
 
     def __init__(
         self,
         deal: Deal,
         ruleset: Ruleset | str = DEFAULT_RULESET,
-        options: Options | Mapping[str, Any] | None = None,
+        options: BaseModel | Mapping[str, Any] | None = None,
         *,
         hand_checker: HandChecker = pending_confirmation,
     ) -> None:
-        self.ruleset = _get_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
-        self.options = options if isinstance(options, Options) else self.ruleset.options(options)
+        self.ruleset = _ruleset(ruleset)
+        self.options: Any = (
+            options if isinstance(options, BaseModel) else self.ruleset.options(options)
+        )
         self.deal = deal
         self.hand_checker = hand_checker
         self.racks: dict[Seat, list[int]] = {s: list(deal.hands[s]) for s in SEATS}
         self.received: dict[Seat, list[int]] = {s: [] for s in SEATS}
         self.wall: list[int] = list(deal.wall)
         self.selections: dict[Seat, Declaration] = {}
-        self.votes: dict[Seat, str] = {}
-        self.offers: dict[Seat, int] = {}
-        self.agreed: dict[int, int] = {}
         self.declaration: dict[str, Any] | None = None
         self.ended_reason: str | None = None
         self.passes_resolved = 0
         self.log: list[Event] = []
         self._pending: list[Event] = []
+        self.reset_family()
         self.chart = self.ruleset.chart(model=self)
+
+    # -- what a family adds -------------------------------------------------------------------
+    def reset_family(self) -> None:
+        """Set the family's own state (votes, offers, Ding Dongs ...) to a new deal's."""
+
+    def family_snapshot(self) -> dict[str, Any]:
+        """The family's own state, JSON-ready (merged into :meth:`snapshot`)."""
+        return {}
+
+    def load_family(self, data: Mapping[str, Any]) -> None:
+        """Take the family's own state back from a :meth:`snapshot`."""
+
+    def family_witness(self, seat: Seat, name: str) -> dict[str, Any] | None:
+        """The fields of a likely-valid ``name`` command of the family's own, else ``None``."""
+        return None
+
+    def family_refusal(self, command: Command) -> errors.CharlestonError | None:
+        """A more specific refusal than "not now" for a command the chart did not take."""
+        return None
+
+    def public_facts(self) -> dict[str, Any]:
+        """The family's public table talk, shown to every seat (votes, Ding Dongs ...)."""
+        return {}
+
+    def seat_facts(self, seat: Seat) -> dict[str, Any]:
+        """What the family shows one seat about its own part (its courtesy pair ...)."""
+        return {}
+
+    def director_facts(self) -> dict[str, Any]:
+        """What the family adds to the director's view."""
+        return {}
+
+    def director_seat_facts(self, seat: Seat) -> dict[str, Any]:
+        """What the family adds to one seat's part of the director's view."""
+        return {}
+
+    def blind_pass_option(self) -> bool:
+        """Whether the ruleset lets a player forward arriving tiles unseen at all."""
+        return False
+
+    def default_end_reason(self) -> str:
+        return "all passes complete"
 
     # -- the public face ------------------------------------------------------------------
     @property
@@ -124,19 +177,56 @@ class Table:
 
     def required_count(self, seat: Seat, step: Step) -> int | None:
         """Exact number of tiles the seat gives in ``step``; ``None`` means any of 0-3."""
-        if step.count is not None:
-            return step.count
-        if self.options.courtesy_mode is CourtesyMode.AGREED_MIN:
-            return self.agreed[self._pair_index(seat)]
-        return None
+        return step.count
 
     def hand(self, seat: Seat) -> list[int]:
         """Every tile the seat holds: the rack plus received tiles not yet placed."""
         return self.racks[seat] + self.received[seat]
 
+    def passable(self, seat: Seat) -> list[int]:
+        """The tiles of the seat's hand that a pass may name (never a joker)."""
+        return [t for t in self.hand(seat) if not is_joker(t)]
+
+    def blind_max(self, step: Step) -> int:
+        """How many of the arriving tiles a seat may forward unseen in ``step``."""
+        return 3 if step.blind and self.blind_pass_option() else 0
+
     def allowed_commands(self, seat: Seat) -> list[str]:
-        """Commands the chart would take from this seat now (guards only, not validators)."""
-        return sorted({e.id for e in self.chart.enabled_events(seat=seat)} - _AUTOMATIC)
+        """Exactly the commands this seat could give now with some valid argument.
+
+        For each command the table builds the argument most likely to be valid (a
+        witness) and asks the chart, guards and validators alike, whether it would take
+        it: a listed command always has a valid argument, an unlisted one never has.
+        """
+        return [
+            name
+            for name in sorted(COMMAND_MODELS)
+            if (witness := self._witness(seat, name)) is not None
+            and would_accept(self.chart, name, seat=seat, command=witness)
+        ]
+
+    def _witness(self, seat: Seat, name: str) -> Command | None:
+        """A valid argument for command ``name`` from ``seat``, if one exists."""
+        fields: dict[str, Any] = {}
+        if name in ("confirm_pass", "change_pass"):
+            step = self.requirement(seat)
+            if step is None:
+                return None
+            selection = self.selections.get(seat)
+            if name == "change_pass" and selection is not None:
+                fields = {"tiles": list(selection.tiles), "blind": selection.blind}
+            else:
+                count = self.required_count(seat, step) or 0
+                tiles = self.passable(seat)[:count]
+                fields = {"tiles": tiles, "blind": count - len(tiles)}
+        elif name == "challenge_dead_hand":
+            return None  # never valid during the Charleston
+        elif name not in ("withdraw_pass", "place_tiles", "declare_mah_jongg"):
+            found = self.family_witness(seat, name)
+            if found is None:
+                return None
+            fields = found
+        return COMMAND_MODELS[name].model_validate({"seat": seat, **fields})  # type: ignore[return-value]
 
     # -- folding and snapshots -------------------------------------------------------------
     @classmethod
@@ -144,7 +234,7 @@ class Table:
         cls,
         deal: Deal,
         ruleset: Ruleset | str,
-        options: Options | Mapping[str, Any] | None,
+        options: BaseModel | Mapping[str, Any] | None,
         events: Iterable[Event],
         **kwargs: Any,
     ) -> Table:
@@ -180,20 +270,19 @@ class Table:
             "received": {s.value: list(self.received[s]) for s in SEATS},
             "selections": {
                 s.value: {"tiles": list(d.tiles), "blind": d.blind}
+                | ({"targets": [t.value for t in d.targets]} if d.targets else {})
                 for s, d in self.selections.items()
             },
-            "votes": {s.value: v for s, v in self.votes.items()},
-            "offers": {s.value: c for s, c in self.offers.items()},
-            "agreed": {str(k): v for k, v in self.agreed.items()},
             "declaration": self.declaration,
             "ended_reason": self.ended_reason,
             "passes_resolved": self.passes_resolved,
+            **self.family_snapshot(),
         }
 
     @classmethod
     def restore(cls, data: Mapping[str, Any], **kwargs: Any) -> Table:
         """A table continued from :meth:`snapshot` (its event log starts empty)."""
-        table = cls(Deal.from_dict(data["deal"]), data["ruleset"], data["options"], **kwargs)
+        table = Table(Deal.from_dict(data["deal"]), data["ruleset"], data["options"], **kwargs)
         table.load(data)
         return table
 
@@ -203,7 +292,7 @@ class Table:
         Building a chart binds every callback afresh (about 2 ms); a store that handles
         many commands keeps one table per chart class and loads each game into it.
         """
-        ruleset = _get_ruleset(data["ruleset"])
+        ruleset = _ruleset(data["ruleset"])
         if ruleset.chart is not self.ruleset.chart:
             raise ValueError(f"a {self.ruleset.chart.__name__} table cannot load {ruleset.name}")
         self.ruleset = ruleset
@@ -213,12 +302,13 @@ class Table:
         self.racks = {Seat(s): list(t) for s, t in data["racks"].items()}
         self.received = {Seat(s): list(t) for s, t in data["received"].items()}
         self.selections = {
-            Seat(s): Declaration(tuple(d["tiles"]), d["blind"])
+            Seat(s): Declaration(
+                tuple(d["tiles"]), d["blind"], tuple(Seat(t) for t in d.get("targets", ()))
+            )
             for s, d in data["selections"].items()
         }
-        self.votes = {Seat(s): v for s, v in data["votes"].items()}
-        self.offers = {Seat(s): c for s, c in data["offers"].items()}
-        self.agreed = {int(k): v for k, v in data["agreed"].items()}
+        self.reset_family()
+        self.load_family(data)
         self.declaration = data["declaration"]
         self.ended_reason = data["ended_reason"]
         self.passes_resolved = data["passes_resolved"]
@@ -226,231 +316,6 @@ class Table:
         self._pending = []
         states = self.chart.states_map
         self.chart.configuration = OrderedSet(states[v] for v in data["configuration"])
-
-    # -- refusals -------------------------------------------------------------------------
-    def _refusal(self, command: Command) -> errors.CharlestonError:
-        event = command.event
-        if event == "challenge_dead_hand":
-            return errors.DeadHandChallengeRefused(
-                f"{command.seat.label} cannot call {command.target.label}'s hand dead: "  # type: ignore[union-attr]
-                "the game has not begun during the Charleston."
-            )
-        state = self._state_label()
-        if self.finished:
-            return errors.CharlestonOver(
-                f"The Charleston is complete ({self.ended_reason}); {event} is no longer "
-                "possible. Only East's Earthly Hand declaration and placing received tiles remain."
-            )
-        if event in {e.id for e in self.chart.allowed_events}:
-            step = self.requirement(command.seat)
-            waiting = self._awaited()
-            return errors.SeatNotInStep(
-                f"{command.seat.label} does not take part in {event} now "
-                f"({state}); waiting for: {', '.join(s.label for s in waiting) or 'nobody'}."
-                + (f" Your own step is {step.label}." if step else "")
-            )
-        allowed = ", ".join(self.allowed_commands(command.seat)) or "none"
-        hint = NOT_NOW_HINTS.get(event, "")
-        return errors.NotAllowedNow(
-            f"{event} is not valid now: the table is at {state}. {hint} "
-            f"Commands {command.seat.label} can give now: {allowed}.".replace("  ", " ")
-        )
-
-    def _state_label(self) -> str:
-        leaves = [s for s in self.active_states if not s.states]
-        return "; ".join(f"{s.name} ({s.id})" for s in leaves)
-
-    def _awaited(self) -> list[Seat]:
-        return [
-            s
-            for _, step in self.active_steps()
-            for s in step.participants
-            if s not in self.selections
-        ]
-
-    # -- validators: raise a specific refusal, change nothing -----------------------------
-    def check_confirm(self, seat: Seat, command: Command) -> None:
-        step = self.requirement(seat)
-        if step is None:
-            return  # not this seat's step: the chart's guards refuse it
-        if seat in self.selections:
-            raise errors.AlreadyConfirmed(
-                f"{seat.label} has already confirmed this pass; withdraw it or change it "
-                "(change_pass) before it resolves."
-            )
-        self._check_selection(seat, step, command)
-
-    def check_change(self, seat: Seat, command: Command) -> None:
-        step = self.requirement(seat)
-        if step is None:
-            return
-        self.check_withdraw(seat)
-        self._check_selection(seat, step, command)
-
-    def check_withdraw(self, seat: Seat) -> None:
-        if self.requirement(seat) is not None and seat not in self.selections:
-            raise errors.NothingConfirmed(
-                f"{seat.label} has no confirmed choice in this pass to withdraw or change."
-            )
-
-    def _check_selection(self, seat: Seat, step: Step, command: Any) -> None:
-        tiles: list[int] = command.tiles
-        blind: int = command.blind
-        if self.options.require_placing and self.received[seat]:
-            raise errors.TilesNotPlaced(
-                f"{seat.label} has {len(self.received[seat])} received tile(s) beside the "
-                "rack: place them (place_tiles) before confirming the next pass."
-            )
-        if blind:
-            if not (step.blind and self.options.blind_pass):
-                where = (
-                    "this ruleset has no blind pass"
-                    if not self.options.blind_pass
-                    else "only the last pass of each Charleston may be blind"
-                )
-                raise errors.BlindPassNotAllowed(
-                    f"{step.label} cannot be a blind pass: {where}. Give 3 tiles from the hand."
-                )
-            if not 0 <= blind <= 3:
-                raise errors.WrongCount(
-                    f"A blind pass forwards 0 to 3 of the arriving tiles, not {blind}."
-                )
-        expected = self.required_count(seat, step)
-        if expected is None:
-            if not 0 <= len(tiles) <= 3:
-                raise errors.WrongCount(
-                    f"A courtesy pass is 0 to 3 tiles; {seat.label} chose {len(tiles)}."
-                )
-        elif len(tiles) + blind != expected:
-            what = f"{len(tiles)} from the hand" + (f" and {blind} blind" if blind else "")
-            raise errors.WrongCount(
-                f"{step.label} is exactly {expected} tile(s); {seat.label} chose {what}."
-                + (
-                    " Pick tiles from your hand, or declare the rest blind."
-                    if step.blind and self.options.blind_pass
-                    else ""
-                )
-            )
-        seen: set[int] = set()
-        hand = set(self.hand(seat))
-        for tile in tiles:
-            if tile in seen:
-                raise errors.TileNamedTwice(
-                    f"Tile {describe([tile])} is named twice; choose {len(tiles)} different tiles."
-                )
-            seen.add(tile)
-            if tile not in hand:
-                raise errors.TileNotInHand(
-                    f"Tile id {tile} is not in {seat.label}'s hand; "
-                    "pass only tiles from your own rack."
-                )
-            if is_joker(tile):
-                raise errors.JokerPassed(errors.JokerPassed.MESSAGE)
-
-    def check_vote(self, seat: Seat) -> None:
-        if seat in self.votes:
-            raise errors.AlreadyVoted(f"{seat.label} has already voted {self.votes[seat]}.")
-
-    def check_offer(self, seat: Seat, command: Any) -> None:
-        if seat in self.offers:
-            raise errors.AlreadyOffered(
-                f"{seat.label} has already offered {self.offers[seat]} courtesy tile(s)."
-            )
-        if not 0 <= command.count <= 3:
-            raise errors.WrongCount(
-                f"A courtesy offer is 0 to 3 tiles; {seat.label} offered {command.count}."
-            )
-
-    def check_place(self, seat: Seat) -> None:
-        if not self.received[seat]:
-            raise errors.NothingToPlace(f"{seat.label} has no received tiles to place.")
-
-    def check_heavenly_hand(self, seat: Seat) -> None:
-        self._check_declarer(seat)
-        if self.selections:
-            raise errors.HeavenlyHandTooLate(
-                "The first pass has begun (a choice is confirmed): a Heavenly Hand can no "
-                "longer be declared. East may declare an Earthly Hand once the Charleston "
-                "is complete."
-            )
-
-    def check_earthly_hand(self, seat: Seat) -> None:
-        self._check_declarer(seat)
-        if self.declaration is not None:
-            raise errors.AlreadyDeclared(
-                f"East already declared a {self.declaration['kind']} hand in this game."
-            )
-
-    def _check_declarer(self, seat: Seat) -> None:
-        if seat is not Seat.EAST:
-            raise errors.OnlyEastDeclares(
-                f"{seat.label} cannot declare Mah Jongg now: only East holds 14 tiles before "
-                "play begins."
-            )
-
-    # -- guards: facts about the table --------------------------------------------------------
-    def all_confirmed(self, source: State) -> bool:
-        step = self.ruleset.steps[source.id]
-        return all(s in self.selections for s in step.participants)
-
-    def tiles_from_hand(self) -> bool:
-        return any(d.tiles for d in self.selections.values())
-
-    def blind_passes_allowed(self) -> bool:
-        return self.options.blind_pass
-
-    def any_stop(self) -> bool:
-        return "stop" in self.votes.values()
-
-    def all_continue(self) -> bool:
-        return len(self.votes) == len(SEATS) and set(self.votes.values()) == {"continue"}
-
-    def second_left_first(self) -> bool:
-        return self.options.second_charleston_order is SecondCharlestonOrder.LEFT_ACROSS_RIGHT
-
-    def second_across_first(self) -> bool:
-        return self.options.second_charleston_order is SecondCharlestonOrder.ACROSS_LEFT_RIGHT
-
-    def courtesy_counts_free(self) -> bool:
-        return self.options.courtesy_mode is CourtesyMode.ASYMMETRIC
-
-    def from_east(self, seat: Seat) -> bool:
-        return seat is Seat.EAST
-
-    def from_pair_1(self, seat: Seat) -> bool:
-        return seat in COURTESY_PAIRS[0]
-
-    def from_pair_2(self, seat: Seat) -> bool:
-        return seat in COURTESY_PAIRS[1]
-
-    def pair_1_declined(self) -> bool:
-        return self._pair_offer(0) == 0
-
-    def pair_2_declined(self) -> bool:
-        return self._pair_offer(1) == 0
-
-    def pair_1_agreed(self) -> bool:
-        return (self._pair_offer(0) or 0) > 0
-
-    def pair_2_agreed(self) -> bool:
-        return (self._pair_offer(1) or 0) > 0
-
-    def pair_1_confirmed(self) -> bool:
-        return all(s in self.selections for s in COURTESY_PAIRS[0])
-
-    def pair_2_confirmed(self) -> bool:
-        return all(s in self.selections for s in COURTESY_PAIRS[1])
-
-    def _pair_offer(self, pair: int) -> int | None:
-        """The smaller offer of a pair once both have offered (``agreed_min``)."""
-        if self.options.courtesy_mode is not CourtesyMode.AGREED_MIN:
-            return None
-        offers = [self.offers.get(s) for s in COURTESY_PAIRS[pair]]
-        return None if None in offers else min(offers)  # type: ignore[type-var]
-
-    @staticmethod
-    def _pair_index(seat: Seat) -> int:
-        return 0 if seat in COURTESY_PAIRS[0] else 1
 
     # -- actions: record and move -------------------------------------------------------------
     def _emit(self, type_: str, seat: Seat | None, payload: dict[str, Any]) -> None:
@@ -460,44 +325,28 @@ class Table:
         fields = command.model_dump(mode="json", exclude={"type", "seat"})
         self._emit(ACCEPTED_AS[command.event], command.seat, {**fields, **extra})
 
+    @enforces("PASS-05")
     def record_confirm(self, seat: Seat, command: Any) -> None:
         self.selections[seat] = Declaration(tuple(command.tiles), command.blind)
         self._accepted(command)
 
+    @enforces("PASS-05")
     def record_change(self, seat: Seat, command: Any) -> None:
         self.selections[seat] = Declaration(tuple(command.tiles), command.blind)
         self._accepted(command)
 
+    @enforces("PASS-05")
     def record_withdraw(self, seat: Seat, command: Command) -> None:
         del self.selections[seat]
         self._accepted(command)
 
-    def record_vote(self, seat: Seat, command: Any) -> None:
-        self.votes[seat] = command.choice
-        self._accepted(command)
-
-    def record_offer(self, seat: Seat, command: Any) -> None:
-        self.offers[seat] = command.count
-        self._accepted(command)
-
+    @enforces("PASS-08")
     def record_place(self, seat: Seat, command: Command) -> None:
         placed, self.received[seat] = self.received[seat], []
         self.racks[seat].extend(placed)
         self._accepted(command, tiles=placed)
 
-    def record_declaration(self, seat: Seat, command: Command, source: State) -> None:
-        kind = "heavenly" if source.id == "CHARLESTON_P1_R" else "earthly"
-        verdict = self.hand_checker(self.hand(seat))
-        self.declaration = {"seat": seat.value, "kind": kind, "verdict": verdict}
-        self._accepted(command, kind=kind, verdict=verdict)
-
-    def record_agreement(self, source: State) -> None:
-        pair_index = 0 if source.id.startswith("PAIR_1") else 1
-        count = self._pair_offer(pair_index) or 0
-        self.agreed[pair_index] = count
-        pair = COURTESY_PAIRS[pair_index]
-        self._emit("courtesy_agreed", None, {"pair": [s.value for s in pair], "count": count})
-
+    @enforces("PASS-06", "PASS-07", "NMJL-09")
     def resolve_pass(self, source: State) -> None:
         """Every transfer of the step at once: nobody sees a passed tile before this."""
         step = self.ruleset.steps[source.id]
@@ -527,8 +376,6 @@ class Table:
         for seat, tiles in result.kept.items():
             self.received[seat].extend(tiles)
         self.passes_resolved += 1
-        if not result.moved and step.blind:
-            self.ended_reason = "no tiles passed from any hand on a blind pass"
         self._emit(
             "pass_resolved",
             None,
@@ -543,12 +390,8 @@ class Table:
 
     def on_enter_CHARLESTON_DONE(self) -> None:
         if self.ended_reason is None:
-            heavenly = self.declaration and self.declaration["kind"] == "heavenly"
-            self.ended_reason = "Heavenly Hand declared" if heavenly else "all passes complete"
+            self.ended_reason = self.default_end_reason()
         self._emit("charleston_ended", None, {"reason": self.ended_reason})
-
-
-_AUTOMATIC = {"done_state_COURTESY_PASS", "done.state.COURTESY_PASS"}
 
 
 def tiles_held(table: Table) -> Sequence[int]:

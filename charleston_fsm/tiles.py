@@ -25,9 +25,11 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .rulebook import enforces
 from .seats import SEATS, Seat
 
 
+@enforces("TILE-01", "TILE-02")
 def _faces() -> tuple[str, ...]:
     faces: list[str] = []
     for suit in "BCD":
@@ -90,6 +92,7 @@ class Deal:
     wall: tuple[int, ...]
 
     @classmethod
+    @enforces("DEAL-01")
     def shuffled(cls, seed: int) -> Deal:
         """A reproducible deal: the same seed always gives the same hands."""
         tiles = list(range(TILE_COUNT))
@@ -102,6 +105,7 @@ class Deal:
         return cls(hands=hands, wall=tuple(tiles[at:]))
 
     @classmethod
+    @enforces("DEAL-01")
     def explicit(cls, hands: Mapping[Seat, Sequence[int]]) -> Deal:
         """A deal from given hands (for tests and for replaying a table's real deal)."""
         from .errors import InvalidDeal

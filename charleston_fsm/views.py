@@ -1,7 +1,9 @@
 """What each seat may see, and what a director sees.
 
 This is the secrecy boundary of the whole service: every payload that leaves for a seat
-(view, event listing, stream) is built here. A seat sees its own rack, its received
+(view, event listing, stream) is built here. The views' shapes are the typed models of
+:mod:`charleston_fsm.view_models` (the OpenAPI contract); this module decides what goes
+in them. A seat sees its own rack, its received
 tiles, its own choices, and public table talk (votes, offers, who has confirmed, how many
 tiles everyone holds). It never sees another seat's concealed tiles, and a blind
 forwarder never sees the tiles it forwarded.
@@ -13,10 +15,21 @@ from collections.abc import Iterable
 from typing import Any
 
 from .events import Event
-from .seats import SEATS, Seat
-from .steps import COURTESY_PAIRS
+from .seats import SEATS, Direction, Seat
 from .table import Table
 from .tiles import face
+from .view_models import (
+    ActiveStep,
+    DirectorSeat,
+    DirectorSelection,
+    DirectorView,
+    GameFacts,
+    SeatStep,
+    SeatView,
+    Selection,
+    Tile,
+    Wall,
+)
 
 PUBLIC_EVENTS = frozenset(
     {
@@ -27,104 +40,129 @@ PUBLIC_EVENTS = frozenset(
         "state_changed",
         "charleston_ended",
         "mah_jongg_declared",
+        "ding_dong_requested",
+        "ready_declared",
+        "ding_dong_closed",
     }
 )
 
 
-def tiles_out(tiles: Iterable[int]) -> list[dict[str, Any]]:
-    return [{"id": t, "face": face(t)} for t in tiles]
+def _tiles(tiles: Iterable[int]) -> list[Tile]:
+    """Tiles as plain data: the enclosing model validates them into :class:`Tile` in one
+    call, several times faster than a constructor per tile."""
+    return [{"id": t, "face": face(t)} for t in tiles]  # type: ignore[misc]
 
 
-def _game(table: Table) -> dict[str, Any]:
+def _game(table: Table) -> GameFacts:
     leaves = [s for s in table.active_states if not s.states]
-    return {
-        "ruleset": table.ruleset.name,
-        "options": table.options.model_dump(mode="json"),
-        "state": table.configuration,
-        "state_labels": [s.name for s in leaves],
-        "finished": table.finished,
-        "ended_reason": table.ended_reason,
-        "passes_resolved": table.passes_resolved,
-        "declaration": table.declaration,
-        "hand_sizes": {s.value: len(table.hand(s)) for s in SEATS},
-        "votes": {s.value: v for s, v in table.votes.items()},
-        "steps": [
-            {
-                "state": state_id,
-                "label": step.label,
-                "participants": [s.value for s in step.participants],
-                "confirmed": [s.value for s in step.participants if s in table.selections],
-                "awaiting": [s.value for s in step.participants if s not in table.selections],
-            }
+    return GameFacts(
+        ruleset=table.ruleset.name,
+        options=table.options,
+        state=table.configuration,
+        state_labels=[s.name for s in leaves],
+        finished=table.finished,
+        ended_reason=table.ended_reason,
+        passes_resolved=table.passes_resolved,
+        declaration=table.declaration,
+        hand_sizes={s: len(table.hand(s)) for s in SEATS},
+        **table.public_facts(),
+        steps=[
+            ActiveStep(
+                state=state_id,
+                label=step.label,
+                participants=list(step.participants),
+                confirmed=[s for s in step.participants if s in table.selections],
+                awaiting=[s for s in step.participants if s not in table.selections],
+            )
             for state_id, step in table.active_steps()
         ],
-    }
+    )
 
 
-def seat_view(table: Table, seat: Seat) -> dict[str, Any]:
+def seat_view_model(table: Table, seat: Seat) -> SeatView:
     """One seat's screen: its own tiles, its step, and the table's public facts."""
     step = table.requirement(seat)
     selection = table.selections.get(seat)
-    pair = next(p for p in COURTESY_PAIRS if seat in p)
-    view: dict[str, Any] = {
-        "seat": seat.value,
-        "game": _game(table),
-        "rack": tiles_out(table.racks[seat]),
-        "received": tiles_out(table.received[seat]),
-        "must_place_first": bool(table.received[seat]) and table.options.require_placing,
-        "selection": (
-            {"tiles": tiles_out(selection.tiles), "blind": selection.blind, "locked": True}
+    seat_step = None
+    if step is not None:
+        count = table.required_count(seat, step)
+        blind_max = table.blind_max(step)
+        target = step.target(seat)
+        seat_step = SeatStep(
+            label=step.label,
+            direction=_direction(seat, target),
+            to=target,
+            from_=step.source(seat),
+            count=count,
+            count_range=(0, 3) if count is None else None,
+            blind_allowed=blind_max > 0,
+            blind_max=blind_max,
+            passable=table.passable(seat),
+            confirmed=selection is not None,
+        )
+    return SeatView(
+        seat=seat,
+        game=_game(table),
+        rack=_tiles(table.racks[seat]),
+        received=_tiles(table.received[seat]),
+        must_place_first=bool(table.received[seat]) and table.options.require_placing,
+        selection=(
+            Selection(
+                tiles=_tiles(selection.tiles),
+                blind=selection.blind,
+                locked=True,
+                to=list(selection.targets) or None,
+            )
             if selection
             else None
         ),
-        "step": None,
-        "courtesy": {
-            "pair": [s.value for s in pair],
-            "offers": {s.value: table.offers[s] for s in pair if s in table.offers},
-            "agreed": table.agreed.get(COURTESY_PAIRS.index(pair)),
-        },
-        "allowed_commands": table.allowed_commands(seat),
-    }
-    if step is not None:
-        count = table.required_count(seat, step)
-        view["step"] = {
-            "label": step.label,
-            "direction": step.direction.value if step.direction else "across",
-            "to": step.target(seat).value,
-            "from": step.source(seat).value,
-            "count": count,
-            "count_range": [0, 3] if count is None else None,
-            "blind_allowed": step.blind and table.options.blind_pass,
-            "confirmed": selection is not None,
-        }
-    return view
+        step=seat_step,
+        **table.seat_facts(seat),
+        allowed_commands=table.allowed_commands(seat),
+    )
 
 
-def director_view(table: Table) -> dict[str, Any]:
+def _direction(seat: Seat, target: Seat | None) -> Direction | None:
+    """Right, across or left, from the seats (``None`` when each tile names its receiver)."""
+    if target is None:
+        return None
+    return next(d for d in Direction if seat.toward(d) is target)
+
+
+def seat_view(table: Table, seat: Seat) -> dict[str, Any]:
+    """:func:`seat_view_model` as JSON-ready data (what every caller sends or reads)."""
+    return seat_view_model(table, seat).model_dump(mode="json")
+
+
+def director_view_model(table: Table) -> DirectorView:
     """Everything at the table, for a tournament director."""
-    return {
-        "game": _game(table),
-        "seats": {
-            s.value: {
-                "rack": tiles_out(table.racks[s]),
-                "received": tiles_out(table.received[s]),
-                "selection": (
-                    {
-                        "tiles": tiles_out(table.selections[s].tiles),
-                        "blind": table.selections[s].blind,
-                    }
+    return DirectorView(
+        game=_game(table),
+        seats={
+            s: DirectorSeat(
+                rack=_tiles(table.racks[s]),
+                received=_tiles(table.received[s]),
+                selection=(
+                    DirectorSelection(
+                        tiles=_tiles(table.selections[s].tiles),
+                        blind=table.selections[s].blind,
+                        to=list(table.selections[s].targets) or None,
+                    )
                     if s in table.selections
                     else None
                 ),
-                "offer": table.offers.get(s),
-            }
+                **table.director_seat_facts(s),
+            )
             for s in SEATS
         },
-        "courtesy_agreed": {
-            "-".join(p.value for p in COURTESY_PAIRS[i]): c for i, c in table.agreed.items()
-        },
-        "wall": {"count": len(table.wall)},
-    }
+        **table.director_facts(),
+        wall=Wall(count=len(table.wall)),
+    )
+
+
+def director_view(table: Table) -> dict[str, Any]:
+    """:func:`director_view_model` as JSON-ready data."""
+    return director_view_model(table).model_dump(mode="json")
 
 
 def redact(event: Event, seat: Seat | None) -> dict[str, Any]:
@@ -137,6 +175,9 @@ def redact(event: Event, seat: Seat | None) -> dict[str, Any]:
     if event.type in ("pass_confirmed", "pass_changed"):
         if not own:
             data["payload"] = {"count": len(p["tiles"]) + p["blind"], "blind": p["blind"]}
+    elif event.type == "ding_dong_given":
+        if not own:
+            data["payload"] = {"count": len(p["gifts"])}
     elif event.type == "tiles_placed":
         if not own:
             data["payload"] = {"count": len(p["tiles"])}

@@ -28,6 +28,7 @@ from charleston_fsm.bots import bots_for, play
 from charleston_fsm.commands import Command
 from charleston_fsm.events import Event
 from charleston_fsm.seats import SEATS
+from charleston_fsm.tiles import is_joker
 
 ROLES = [*(s.value for s in SEATS), "director"]
 
@@ -40,6 +41,20 @@ def cli_executable() -> list[str]:
     if found:
         return [found]
     return [sys.executable, "-c", "from charleston_fsm.cli import app; app()"]
+
+
+def cli(
+    *args: str, check: bool = True, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``charleston-fsm ARGS`` as a process (wide console: Rich does not wrap lines)."""
+    environment = {**os.environ, "COLUMNS": "400", **(env or {})}
+    environment.pop("CHARLESTON_DATABASE_URL", None)
+    done = subprocess.run(
+        [*cli_executable(), *args], capture_output=True, text=True, env=environment, timeout=300
+    )
+    if check:
+        assert done.returncode == 0, done.stdout + done.stderr
+    return done
 
 
 def free_port() -> int:
@@ -156,9 +171,24 @@ class Game:
     def command(self, seat: str, body: Mapping[str, Any], **kwargs: Any) -> httpx.Response:
         return self.clients[seat].post(self.path("/commands"), json=dict(body), **kwargs)
 
+    def plain(self, seat: str, count: int = 3, *, place: bool = False) -> list[int]:
+        """The first ``count`` non-joker tiles of the seat's rack, after placing its received
+        tiles when ``place`` (a pass needs them placed first)."""
+        view = self.view(seat)
+        if place and view["received"]:
+            ok(self.command(seat, {"type": "place_tiles"}))
+            view = self.view(seat)
+        return [t["id"] for t in view["rack"] if not is_joker(t["id"])][:count]
+
     def close(self) -> None:
         for client in self.clients.values():
             client.close()
+
+
+def ok(response: httpx.Response) -> dict[str, Any]:
+    """The JSON of a 200 answer (the assertion shows the body otherwise)."""
+    assert response.status_code == 200, response.text
+    return response.json()
 
 
 def command_body(command: Command) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -39,6 +40,13 @@ PG_ENV = "CHARLESTON_TEST_DATABASE_URL"
 PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 _RUN = uuid.uuid4().hex[:8]
 _pg_problem: list[str] = []  # why PostgreSQL tests were skipped (for the summary)
+
+# Anchors are signed with a key file of this test run (inherited by the CLI and serve
+# processes the tests start), never the developer's own ~/.config/charleston-fsm key.
+os.environ.setdefault(
+    "CHARLESTON_ANCHOR_KEY_FILE",
+    str(Path(tempfile.mkdtemp(prefix="charleston-anchor-")) / "anchor.key"),
+)
 
 
 class PostgresUnavailableWarning(UserWarning):
@@ -103,7 +111,7 @@ def _pg_database(pg_admin_url: str) -> Iterator[str]:
 
 
 _counter = iter(range(1_000_000))
-_TABLES = "game_credentials, projections, commands, events, games"
+_TABLES = "quarantines, anchors, game_credentials, projections, commands, events, games"
 
 
 @pytest.fixture

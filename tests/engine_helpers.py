@@ -30,6 +30,7 @@ from charleston_fsm.commands import (
     WithdrawPass,
 )
 from charleston_fsm.events import Event
+from charleston_fsm.rulebook import get_rule
 from charleston_fsm.seats import SEATS, Seat
 from charleston_fsm.table import Table
 from charleston_fsm.tiles import TILE_COUNT, Deal, is_joker
@@ -47,7 +48,7 @@ PLAIN_HANDS: dict[Seat, tuple[int, ...]] = {
 }
 
 
-# Where each seat's tiles go, written out by hand from RULES.md (an oracle independent
+# Where each seat's tiles go, written out by hand from SEAT-02 (an oracle independent
 # of Seat.toward).
 RIGHT = {E: S, S: W, W: N, N: E}
 ACROSS = {E: W, S: N, W: E, N: S}
@@ -193,14 +194,23 @@ def unchanged(table: Table):
 
 
 def assert_refused(
-    table: Table, command: Command, error: type[errors.CharlestonError], code: str
+    table: Table,
+    command: Command,
+    error: type[errors.CharlestonError],
+    code: str,
+    rule: str | None = None,
 ) -> errors.CharlestonError:
-    """The command is refused with exactly ``error`` / ``code`` and the table is unchanged."""
+    """The command is refused with exactly ``error`` / ``code`` and the table is unchanged.
+
+    ``rule``: the rule id the refusal must name (default: the class's own ``rule``).
+    """
     with unchanged(table), pytest.raises(errors.CharlestonError) as info:
         table.execute(command)
     assert type(info.value) is error, f"{type(info.value).__name__}: {info.value.message}"
     assert info.value.code == code
     assert info.value.to_dict()["code"] == code
+    assert info.value.rule == (rule or error.rule)
+    assert info.value.to_dict()["rule_text"] == get_rule(info.value.rule).statement
     return info.value
 
 

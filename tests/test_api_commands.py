@@ -4,25 +4,21 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import unquote
 
+import pytest
 from api_helpers import Game, play_over_http, running
-
-from charleston_fsm.tiles import is_joker
-
-
-def _three(game: Game, seat: str) -> list[int]:
-    rack = game.view(seat)["rack"]
-    return [t["id"] for t in rack if not is_joker(t["id"])][:3]
 
 
 def _count(game: Game) -> int:
     return len(game.clients["director"].get(game.path("/events")).json()["events"])
 
 
+@pytest.mark.rule("SVC-06")
 def test_retry_with_the_same_command_id_is_idempotent(db_url: str, tmp_path: Path) -> None:
     with running(db_url, tmp_path) as server:
         game = Game.create(server, seed=4)
-        body = {"type": "confirm_pass", "tiles": _three(game, "east"), "command_id": "e-1"}
+        body = {"type": "confirm_pass", "tiles": game.plain("east"), "command_id": "e-1"}
         first = game.command("east", body)
         assert first.status_code == 200 and first.json()["duplicate"] is False
         stored = _count(game)
@@ -35,7 +31,7 @@ def test_retry_with_the_same_command_id_is_idempotent(db_url: str, tmp_path: Pat
         assert _count(game) == stored
 
         # the Idempotency-Key header does the same
-        tiles = _three(game, "south")
+        tiles = game.plain("south")
         header = {"Idempotency-Key": "s-1"}
         one = game.command("south", {"type": "confirm_pass", "tiles": tiles}, headers=header)
         two = game.command("south", {"type": "confirm_pass", "tiles": tiles}, headers=header)
@@ -46,7 +42,7 @@ def test_retry_with_the_same_command_id_is_idempotent(db_url: str, tmp_path: Pat
         other = game.command("south", {"type": "withdraw_pass", "command_id": "s-1"})
         assert other.status_code == 409 and other.json()["code"] == "command_id_conflict"
         west = game.command(
-            "west", {"type": "confirm_pass", "tiles": _three(game, "west"), "command_id": "e-1"}
+            "west", {"type": "confirm_pass", "tiles": game.plain("west"), "command_id": "e-1"}
         )
         assert west.status_code == 200 and west.json()["duplicate"] is False
         # the seat sees its own command ids in the listing, never another seat's
@@ -55,17 +51,77 @@ def test_retry_with_the_same_command_id_is_idempotent(db_url: str, tmp_path: Pat
         assert [e.get("command_id") for e in listing if e["seat"] == "east"] == [None]
         assert "e-1" in ids.values()
 
-        # without an id a command is still accepted (but a retry would not be recognised)
-        north = game.command("north", {"type": "confirm_pass", "tiles": _three(game, "north")})
+        # without an id a command is still accepted, and the answer names the id the
+        # service made up, so a retry with it is recognised
+        body = {"type": "confirm_pass", "tiles": game.plain("north")}
+        north = game.command("north", body)
         assert north.status_code == 200
         assert any(e["type"] == "pass_resolved" for e in north.json()["events"])
+        made_up = north.json()["command_id"]
+        assert made_up.startswith("auto-") and north.headers["Command-ID"] == made_up
+        retry = game.command("north", {**body, "command_id": made_up})
+        assert retry.json()["duplicate"] is True
+        assert retry.json()["events"] == north.json()["events"]
+        game.close()
+
+
+def test_every_command_answer_names_the_command_id(db_url: str, tmp_path: Path) -> None:
+    """Success, duplicate and every refusal carry the id: body ``command_id`` and the
+    ``Command-ID`` header (percent-encoded); only a malformed id has none."""
+    with running(db_url, tmp_path) as server:
+        game = Game.create(server, seed=5)
+        tiles = game.plain("east")
+        refusals = {
+            "wrong-count": ({"type": "confirm_pass", "tiles": tiles[:2]}, "east", 422),
+            "not-now": ({"type": "vote", "choice": "stop"}, "east", 409),
+            "other-seat": ({"type": "place_tiles", "seat": "south"}, "east", 403),
+            "director": ({"type": "place_tiles"}, "director", 403),
+        }
+        for command_id, (body, role, status) in refusals.items():
+            if role == "director":  # refused before its body is read: the header names it
+                refused = game.command(role, body, headers={"Idempotency-Key": command_id})
+            else:
+                refused = game.command(role, {**body, "command_id": command_id})
+            assert refused.status_code == status, refused.text
+            assert refused.headers["content-type"].startswith("application/problem+json")
+            assert refused.json()["command_id"] == command_id
+            assert refused.headers["Command-ID"] == command_id
+        # without a seat's token the body is never read (bounded input): the answer names
+        # the id only when it came in the Idempotency-Key header
+        with server.client("not-a-token") as stranger:
+            unknown = stranger.post(
+                game.path("/commands"), json={"type": "place_tiles", "command_id": "in-body"}
+            )
+            keyed = stranger.post(
+                game.path("/commands"),
+                json={"type": "place_tiles"},
+                headers={"Idempotency-Key": "in-header"},
+            )
+        assert unknown.status_code == 401 and "command_id" not in unknown.json()
+        assert "Command-ID" not in unknown.headers
+        assert keyed.status_code == 401
+        assert keyed.json()["command_id"] == keyed.headers["Command-ID"] == "in-header"
+
+        odd = "ü 1%"
+        first = game.command("east", {"type": "confirm_pass", "tiles": tiles, "command_id": odd})
+        again = game.command("east", {"type": "confirm_pass", "tiles": tiles, "command_id": odd})
+        for answer in (first, again):
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["command_id"] == odd
+            assert answer.headers["Command-ID"] == "%C3%BC%201%25"
+            assert unquote(answer.headers["Command-ID"]) == odd
+        assert again.json()["duplicate"] is True
+
+        too_long = game.command("east", {"type": "place_tiles", "command_id": "x" * 101})
+        assert too_long.status_code == 400 and too_long.json()["code"] == "invalid_command_id"
+        assert "command_id" not in too_long.json() and "Command-ID" not in too_long.headers
         game.close()
 
 
 def test_concurrent_retries_store_once(db_url: str, tmp_path: Path) -> None:
     with running(db_url, tmp_path) as server:
         game = Game.create(server, seed=9)
-        body = {"type": "confirm_pass", "tiles": _three(game, "west"), "command_id": "w-race"}
+        body = {"type": "confirm_pass", "tiles": game.plain("west"), "command_id": "w-race"}
         before = _count(game)
         clients = [server.client(game.tokens["west"]) for _ in range(8)]
         with ThreadPoolExecutor(8) as pool:
@@ -107,7 +163,7 @@ def test_four_seats_confirm_at_the_same_moment(db_url: str, tmp_path: Path) -> N
         for seed in range(3):
             game = Game.create(server, seed=30 + seed)
             bodies = {
-                seat: {"type": "confirm_pass", "tiles": _three(game, seat), "command_id": "p1"}
+                seat: {"type": "confirm_pass", "tiles": game.plain(seat), "command_id": "p1"}
                 for seat in ("east", "south", "west", "north")
             }
             with ThreadPoolExecutor(4) as pool:

@@ -9,6 +9,7 @@ import httpx
 import pytest
 from api_helpers import Game, running
 
+from charleston_fsm.rulebook import get_rule
 from charleston_fsm.tiles import is_joker
 
 JOKERS = [t for t in range(152) if is_joker(t)]
@@ -30,9 +31,12 @@ def problem(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
     assert body["type"].endswith(code)
     assert body["title"] and body["detail"]
     assert "rule" in body and "kind" in body
+    if body["kind"] != "server":  # every refusal names a rule of the rule book
+        assert body["rule_text"] == get_rule(body["rule"]).statement, body
     return body
 
 
+@pytest.mark.rule("SVC-05", "SVC-02")
 def test_every_error_class(db_url: str, tmp_path: Path) -> None:
     with running(db_url, tmp_path) as server, server.client() as anon:
         game = Game.create(server, hands=EXPLICIT)
@@ -84,7 +88,7 @@ def test_every_error_class(db_url: str, tmp_path: Path) -> None:
             409,
             "not_allowed_now",
         )
-        assert body["kind"] == "not_now" and body["rule"]
+        assert body["kind"] == "not_now" and body["rule"] == "NMJL-02"
         problem(
             east.post(path + "/commands", json={"type": "withdraw_pass"}), 409, "nothing_confirmed"
         )
@@ -106,7 +110,7 @@ def test_every_error_class(db_url: str, tmp_path: Path) -> None:
             "joker_passed",
         )
         assert body["detail"] == "Jokers cannot be passed during the Charleston."
-        assert body["kind"] == "rule"
+        assert body["kind"] == "rule" and body["rule"] == "PASS-03"
         problem(
             south.post(path + "/commands", json={"type": "confirm_pass", "tiles": [12]}),
             422,
@@ -183,6 +187,7 @@ def test_every_error_class(db_url: str, tmp_path: Path) -> None:
         other.close()
 
 
+@pytest.mark.rule("SVC-05")
 @pytest.mark.parametrize("key_header", ["missing", "wrong", "right"])
 def test_platform_key_guards_game_creation(
     sqlite_url: str, tmp_path: Path, key_header: str

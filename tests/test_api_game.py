@@ -17,7 +17,7 @@ import httpx
 import pytest
 from api_helpers import Game, Knowledge, StreamReader, play_over_http, running, tile_ids
 
-from charleston_fsm.cli import DEMO_SEED
+from charleston_fsm.cli import DEMO_SEED, DEMO_SEEDS
 from charleston_fsm.commands import Command
 from charleston_fsm.seats import SEATS
 from charleston_fsm.tiles import is_joker
@@ -43,10 +43,12 @@ def _director_seq(game: Game) -> tuple[dict[str, Any], int]:
 
 
 # nmjl with the demo's seed: two blind passes, both courtesy pairs exchange;
-# house: a Second Charleston in its own order, courtesy counts chosen freely (no offers)
-GAMES = {"nmjl": DEMO_SEED, "house": 3}
+# house: a Second Charleston in its own order, courtesy counts chosen freely (no offers);
+# four_winds: six exchanges and three Ding Dongs, then a Ready
+GAMES = {"nmjl": DEMO_SEED, "house": 3, "four_winds": DEMO_SEEDS["four_winds"]}
 
 
+@pytest.mark.rule("PASS-11")
 @pytest.mark.parametrize("ruleset", sorted(GAMES))
 def test_full_game_four_clients_nothing_leaks(db_url: str, tmp_path: Path, ruleset: str) -> None:
     seed = GAMES[ruleset]
@@ -113,12 +115,18 @@ def test_full_game_four_clients_nothing_leaks(db_url: str, tmp_path: Path, rules
         courtesy = [
             e for e in full if e["type"] == "tiles_transferred" and "PAIR" in e["payload"]["step"]
         ]
-        assert courtesy, "no courtesy tiles changed hands"
         expected = set(PAYLOAD_TYPES)
-        if ruleset == "nmjl":
+        if ruleset == "four_winds":
+            ding_dongs = [e for e in full if e["type"] == "ding_dong_requested"]
+            assert len(ding_dongs) == 3
+            expected -= {"vote_cast", "courtesy_offered", "courtesy_agreed"}
+            expected |= {"ding_dong_requested", "ding_dong_given", "ready_declared"}
+        elif ruleset == "nmjl":
+            assert courtesy, "no courtesy tiles changed hands"
             assert any(e["type"] == "pass_resolved" and e["payload"]["blind"] for e in full)
             assert any(e["type"] == "courtesy_agreed" and e["payload"]["count"] for e in full)
         else:
+            assert courtesy, "no courtesy tiles changed hands"
             assert any(e["payload"].get("step") == "CHARLESTON_P2_R" for e in full)
             expected -= {"courtesy_offered", "courtesy_agreed"}
         for seat in SEAT_NAMES:

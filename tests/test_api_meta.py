@@ -87,3 +87,37 @@ def test_game_view_by_token(sqlite_url: str, tmp_path: Path, role: str) -> None:
             assert body["view"]["seat"] == "east" and len(body["view"]["rack"]) == 14
             assert "seats" not in body["view"]
         game.close()
+
+
+def test_web_pages_and_the_joker_rule(sqlite_url: str, tmp_path: Path) -> None:
+    """The service serves its web client (outside the API document) and names the rule a
+    page shows when a joker is picked: the very words of the refusal."""
+    with running(sqlite_url, tmp_path) as server, server.client() as anon:
+        front = anon.get("/")
+        assert front.status_code == 200 and "/static/front.js" in front.text
+        for page, module in (("/table/any-id", "table.js"), ("/desk/any-id", "desk.js")):
+            answer = anon.get(page)
+            assert answer.status_code == 200 and f"/static/{module}" in answer.text
+        script = anon.get("/static/api.js")
+        assert script.status_code == 200
+        assert "javascript" in script.headers["content-type"]
+        assert anon.get("/static/nothing.js").status_code == 404
+        spec = anon.get("/openapi.json").json()
+        assert not [p for p in spec["paths"] if not p.startswith(("/v1/", "/healthz", "/readyz"))]
+
+        rule = anon.get("/v1/rulesets/nmjl").json()["joker_rule"]
+        game = Game.create(server, ruleset="nmjl", seed=7)
+        for seat in ("east", "south", "west", "north"):
+            rack = game.view(seat)["rack"]
+            jokers = [t["id"] for t in rack if t["face"] == "J"]
+            if jokers:
+                others = [t["id"] for t in rack if t["face"] != "J"][:2]
+                refused = game.command(
+                    seat, {"type": "confirm_pass", "tiles": [*others, jokers[0]]}
+                )
+                break
+        assert refused.status_code == 422
+        assert rule == {"rule": refused.json()["rule"], "message": refused.json()["detail"]}
+        game.close()
+    front_door = f"open http://127.0.0.1:{server.port}/ in a browser"
+    assert any(front_door in line["msg"] for line in server.log_lines())

@@ -7,7 +7,7 @@ rest of each original hand never moves, so on step 3 (and step 7) the seats stil
     East  3-12 (+ joker 144)     South 16-24 (+ joker 145)
     West 28-36 (+ joker 146)     North 40-48 (+ joker 147)
 
-The chain (resolution.py, RULES.md "IOU chain"): the seat giving the most tiles from the
+The chain (resolution.py, rule NMJL-09): the seat giving the most tiles from the
 hand starts (ties: earlier seat, East first); then each receiver in turn. On its turn a
 seat forwards the first ``blind`` tiles waiting for it (first arrived first), and hands
 over its own tiles; rounds repeat until every seat has given 3.
@@ -121,6 +121,7 @@ def known_to(table: Table, seat: Seat, forwarded: set[int]) -> None:
 
 
 # == one blind player =====================================================================
+@pytest.mark.rule("NMJL-07", "NMJL-09")
 def test_one_blind_player_step_3() -> None:
     # South gives 1 of its own (19) and 2 blind; the others give 3 of their own.
     # Own counts E3 S1 W3 N3: East starts (tie at 3, East first). Turns E, N, W, S.
@@ -173,6 +174,7 @@ def test_one_blind_player_step_3() -> None:
     }
 
 
+@pytest.mark.rule("NMJL-07", "NMJL-09")
 def test_one_blind_player_step_7() -> None:
     # Step 7 passes Right. North gives 43 and 2 blind; the others 3 own.
     # East starts (tie at 3). Turns E, S, W, N.
@@ -195,6 +197,7 @@ def test_one_blind_player_step_7() -> None:
 
 
 # == two blind players ====================================================================
+@pytest.mark.rule("NMJL-09")
 def test_two_blind_players() -> None:
     # East gives 6 + 2 blind, West 31 32 + 1 blind, South and North 3 own.
     # Own counts E1 S3 W2 N3: South starts (tie at 3 with North, South is earlier).
@@ -230,6 +233,7 @@ def test_two_blind_players() -> None:
 
 
 # == three blind players ==================================================================
+@pytest.mark.rule("NMJL-09")
 def test_three_blind_players() -> None:
     # East 3 blind, South 19 + 2 blind, West 31 32 + 1 blind, North 43 44 45.
     # North starts (3 own). Turns N, W, S, E.
@@ -267,6 +271,7 @@ def test_three_blind_players() -> None:
 
 
 # == all four blind, some own tiles =======================================================
+@pytest.mark.rule("NMJL-09")
 def test_all_four_blind_own_counts_1_0_0_0() -> None:
     # East gives 6 and 2 blind; South, West, North give 3 blind each.
     # East starts (the only own tile). Turns E, N, W, S. Only tile 6 is in play:
@@ -312,6 +317,7 @@ def test_all_four_blind_own_counts_1_0_0_0() -> None:
     }
 
 
+@pytest.mark.rule("NMJL-09")
 def test_all_four_blind_own_counts_2_1_0_0() -> None:
     # East gives 6 7 + 1 blind, South 19 + 2 blind, West and North 3 blind.
     # East starts (2 own). Turns E, N, W, S.
@@ -367,6 +373,7 @@ def test_all_four_blind_own_counts_2_1_0_0() -> None:
     known_to(table, E, {19})
 
 
+@pytest.mark.rule("NMJL-09")
 def test_all_four_blind_own_counts_1_1_1_1() -> None:
     # Each gives one own tile and 2 blind. East starts (tie). Turns E, N, W, S.
     #   round 1: E gives 6 -> N; N forwards 6, gives 43 -> W (W waiting 43 6);
@@ -392,10 +399,11 @@ def test_all_four_blind_own_counts_1_1_1_1() -> None:
 
 
 # == all four blind, no own tiles =========================================================
+@pytest.mark.rule("NMJL-10", "NMJL-11")
 @pytest.mark.parametrize("step", [3, 7])
 def test_all_four_blind_with_no_own_tiles(step: int) -> None:
-    # Nobody gives a tile from the hand: nothing can move; the Charleston ends at once
-    # and there is no Courtesy Pass (RULES.md, step 3 or step 7).
+    # Nobody gives a tile from the hand: nothing can move. On step 7 the Charleston ends
+    # at once with no Courtesy Pass; on step 3 the vote follows as usual.
     table = at_step(step)
     events, before = declare_all(table, {s: [] for s in SEATS})
     assert {s: sorted(table.hand(s)) for s in SEATS} == before
@@ -404,6 +412,10 @@ def test_all_four_blind_with_no_own_tiles(step: int) -> None:
     resolved = events_of(events, "pass_resolved")[0].payload
     assert resolved["moved"] is False and resolved["blind"] is False
     assert resolved["routes"] == {}
+    if step == 3:
+        assert table.configuration == ["CHARLESTON_DECIDE_STOP"]
+        assert events_of(events, "charleston_ended") == []
+        return
     assert table.configuration == ["CHARLESTON_DONE"]
     assert [e.type for e in events[-2:]] == ["charleston_ended", "state_changed"]
     assert events[-1].payload["to"] == ["CHARLESTON_DONE"]
@@ -411,6 +423,7 @@ def test_all_four_blind_with_no_own_tiles(step: int) -> None:
         table.execute(offer(E, 1))
 
 
+@pytest.mark.rule("NMJL-07", "PASS-05")
 def test_blind_choice_may_be_changed_or_withdrawn() -> None:
     # A blind choice is a confirmed choice like any other: it may be changed or withdrawn.
     table = at_step(3)

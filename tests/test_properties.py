@@ -24,6 +24,7 @@ import json
 import random
 
 import hypothesis
+import pytest
 from engine_helpers import (
     STANDARD_SIZES,
     all_tiles,
@@ -42,7 +43,14 @@ from hypothesis import strategies as st
 
 from charleston_fsm import errors
 from charleston_fsm.bots import Bot
-from charleston_fsm.commands import Command
+from charleston_fsm.commands import (
+    CloseDingDong,
+    Command,
+    DeclareReady,
+    Gift,
+    GiveDingDong,
+    RequestDingDong,
+)
 from charleston_fsm.events import Event
 from charleston_fsm.seats import SEATS, Seat
 from charleston_fsm.table import Table
@@ -56,6 +64,8 @@ PROFILES: list[tuple[str, dict | None]] = [
     ("nmjl", {"courtesy_mode": "asymmetric", "require_placing": False}),
     ("house", {"courtesy_mode": "agreed_min"}),
     ("house", {"require_placing": False, "blind_pass": True}),
+    ("four_winds", None),
+    ("four_winds", {"ding_dong_max": 2, "require_placing": False, "round": "north"}),
 ]
 
 PROPERTY_SETTINGS = settings(
@@ -67,7 +77,8 @@ PROPERTY_SETTINGS = settings(
 
 def draw_command(data: st.DataObject, table: Table, bots: dict[Seat, Bot]) -> Command:
     seat = data.draw(st.sampled_from(SEATS), label="seat")
-    kind = data.draw(st.sampled_from(["bot"] * 8 + ["own", "any", "change", "other"]), label="kind")
+    kinds = ["bot"] * 8 + ["own", "any", "change", "gifts", "other"]
+    kind = data.draw(st.sampled_from(kinds), label="kind")
     hand = table.hand(seat)
     if kind == "bot":
         command = bots[seat].decide(seat_view(table, seat))
@@ -82,6 +93,13 @@ def draw_command(data: st.DataObject, table: Table, bots: dict[Seat, Bot]) -> Co
     if kind == "any":  # any ids at all, duplicates and other seats' tiles included
         tiles = data.draw(st.lists(st.integers(0, 151), max_size=4), label="ids")
         return confirm(seat, tiles, data.draw(st.integers(-1, 4), label="blind"))
+    if kind == "gifts":  # a Ding Dong: any tiles of the hand (jokers too), any receivers
+        tiles = data.draw(st.lists(st.sampled_from(hand), min_size=2, max_size=4), label="tiles")
+        to = st.one_of(st.none(), st.sampled_from(SEATS))
+        receivers = data.draw(st.lists(to, min_size=len(tiles), max_size=len(tiles)))
+        return GiveDingDong(
+            seat=seat, gifts=[Gift(tile=t, to=r) for t, r in zip(tiles, receivers, strict=True)]
+        )
     if kind == "change":
         tiles = data.draw(st.lists(st.sampled_from(hand), min_size=3, max_size=3), label="tiles")
         return change(seat, tiles, data.draw(st.sampled_from([0, 0, 1, 3]), label="blind"))
@@ -98,6 +116,10 @@ def draw_command(data: st.DataObject, table: Table, bots: dict[Seat, Bot]) -> Co
                 offer(seat, 4),
                 declare(seat),
                 challenge(seat, seat.opposite),
+                RequestDingDong(seat=seat),
+                DeclareReady(seat=seat),
+                CloseDingDong(),
+                CloseDingDong(seat=seat),
             ]
         ),
         label="other",
@@ -123,12 +145,13 @@ def check_invariants(table: Table, deal: Deal, before: dict[Seat, list[int]], ev
     courtesy = all(e.payload["step"].startswith("PAIR_") for e in resolved)
     transfers = [e for e in events if e.type == "tiles_transferred"]
     if not courtesy:
-        # every hand is back to 14/13/13/13 after a standard pass
+        # every hand is back to 14/13/13/13 after a standard pass, an exchange, a Ding Dong
         assert hand_sizes(table) == STANDARD_SIZES
+        each = 1 if resolved[0].payload["step"] == "DING_DONG" else 3  # one to each other
         for e in transfers:
-            assert len(e.payload["from_hand"]) + len(e.payload["forwarded"]) == 3
+            assert len(e.payload["from_hand"]) + len(e.payload["forwarded"]) == each
     else:
-        # NOTE: RULES.md lets a house courtesy pair exchange 2 vs 0, so sizes need not
+        # NOTE: HOUSE-03 lets a courtesy pair exchange 2 vs 0, so sizes need not
         # return to 14/13/13/13: each size changes by exactly received - given.
         for seat in SEATS:
             given_ = sum(len(e.payload["from_hand"]) for e in transfers if e.seat is seat)
@@ -164,6 +187,15 @@ def light_state(table: Table) -> tuple:
     return json.dumps(table.snapshot(), sort_keys=True), len(table.log), raw
 
 
+def _ended_table_of_another_game(table: Table) -> Table:
+    """A warm table of the same chart family, another ruleset where there is one, ended."""
+    if table.ruleset.name == "four_winds":  # a round that plays neither ends at once
+        return Table(Deal.shuffled(999), "four_winds", {"charleston": "off", "ding_dong": "off"})
+    other = Table(Deal.shuffled(999), "house" if table.ruleset.name == "nmjl" else "nmjl")
+    other.execute(declare(SEATS[0]))  # a Heavenly Hand ends it
+    return other
+
+
 class Twin:
     """A table restored from a snapshot, fed the same commands from then on.
 
@@ -173,9 +205,7 @@ class Twin:
     def __init__(self, table: Table, warm: bool) -> None:
         snapshot = json.loads(json.dumps(table.snapshot()))  # JSON-ready, really
         if warm:
-            other = "house" if table.ruleset.name == "nmjl" else "nmjl"
-            twin = Table(Deal.shuffled(999), other)  # a warm table of another game...
-            twin.execute(declare(SEATS[0]))  # ...that has already ended
+            twin = _ended_table_of_another_game(table)
             twin.load(snapshot)
         else:
             twin = Table.restore(snapshot)
@@ -211,7 +241,13 @@ def run_random_game(data: st.DataObject, profile: int, seed: int, length: int) -
     deal = Deal.shuffled(seed)
     table = Table(deal, ruleset, options)
     bots = {
-        s: Bot(seat=s, rng=random.Random(f"{seed}:{s}"), blind_rate=0.5, continue_rate=0.7)
+        s: Bot(
+            seat=s,
+            rng=random.Random(f"{seed}:{s}"),
+            blind_rate=0.5,
+            continue_rate=0.7,
+            late_objection_rate=0.1,
+        )
         for s in SEATS
     }
     twin_at = data.draw(st.integers(0, length), label="twin_at")
@@ -250,6 +286,7 @@ def run_random_game(data: st.DataObject, profile: int, seed: int, length: int) -
     return table
 
 
+@pytest.mark.rule("PASS-07", "SVC-01")
 @PROPERTY_SETTINGS
 @given(
     data=st.data(),
@@ -263,6 +300,7 @@ def test_random_command_sequences_keep_every_invariant(
     run_random_game(data, profile, seed, length)
 
 
+@pytest.mark.rule("SVC-04")
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), profile=st.integers(0, len(PROFILES) - 1), seed=st.integers(0, 10_000))
 def test_long_games_reach_the_end_and_still_fold(
@@ -270,11 +308,13 @@ def test_long_games_reach_the_end_and_still_fold(
 ) -> None:
     table = run_random_game(data, profile, seed, 200)
     # with mostly legal play most games end; when they do, sizes are standard unless an
-    # asymmetric courtesy exchange changed them (RULES.md house: 2 vs 0 allowed)
-    if table.finished and table.options.courtesy_mode.value == "agreed_min":
+    # asymmetric courtesy exchange changed them (HOUSE-03: 2 vs 0 allowed)
+    free_courtesy = getattr(table.options, "courtesy_mode", None) == "asymmetric"
+    if table.finished and not free_courtesy:
         assert hand_sizes(table) == STANDARD_SIZES
 
 
+@pytest.mark.rule("NMJL-08", "NMJL-09")
 @settings(max_examples=40, deadline=None)
 @given(
     own=st.tuples(*[st.integers(0, 3)] * 4),
@@ -309,7 +349,9 @@ def test_any_blind_declarations_resolve(own: tuple[int, ...], seed: int, second:
     assert hand_sizes(table) == STANDARD_SIZES
     transfers = [e for e in events if e.type == "tiles_transferred"]
     if sum(own) == 0:
-        assert table.finished and not transfers
+        assert not transfers
+        # the Second Right ends the Charleston; the First Left goes on to the vote
+        assert table.finished is second
     else:
         assert len(transfers) == 4
         routes = next(e for e in events if e.type == "pass_resolved").payload["routes"]
@@ -325,6 +367,7 @@ def test_any_blind_declarations_resolve(own: tuple[int, ...], seed: int, second:
             assert all(routes[str(t)][-1] == seat.value for t in kept)
 
 
+@pytest.mark.rule("SVC-04")
 def test_fold_refuses_a_tampered_log() -> None:
     table = Table(Deal.shuffled(3), "nmjl")
     bots = {s: Bot(seat=s, rng=random.Random(s.value)) for s in SEATS}

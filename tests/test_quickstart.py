@@ -46,7 +46,7 @@ def test_readme_quickstart_demo(clone: Path) -> None:
     assert "(blind pass)" in done.stdout
     assert re.search(r"agree on [123] courtesy", done.stdout)
     assert "demo: ruleset nmjl" in done.stdout and "demo: ruleset house" in done.stdout
-    assert "hash chain: ok" in done.stdout and "= stored projection: ok" in done.stdout
+    assert "verify (hash chain, head, anchors, projection = replay): ok" in done.stdout
     assert (clone / "var" / "charleston.sqlite3").exists()
 
 

@@ -34,6 +34,7 @@ from engine_helpers import (
 
 from charleston_fsm import errors
 from charleston_fsm.commands import parse_command
+from charleston_fsm.rulebook import get_rule
 from charleston_fsm.seats import SEATS
 from charleston_fsm.table import Table
 
@@ -92,6 +93,7 @@ POSITIONS: dict[str, Callable[[], Table]] = {
 
 
 # == Wrong count ==========================================================================
+@pytest.mark.rule("PASS-01")
 @pytest.mark.parametrize("position", POSITIONS)
 @pytest.mark.parametrize("count", [0, 1, 2, 4, 5])
 def test_wrong_count_standard_pass(position: str, count: int) -> None:
@@ -102,42 +104,62 @@ def test_wrong_count_standard_pass(position: str, count: int) -> None:
     assert error.kind == "rule"
 
 
+@pytest.mark.rule("PASS-01", "NMJL-07")
 @pytest.mark.parametrize(("own", "blind"), [(2, 2), (0, 2), (3, 1), (1, 1), (0, 4), (1, 4)])
 def test_wrong_count_blind_pass(own: int, blind: int) -> None:
     table = at_p1_l()
     assert_refused(
-        table, confirm(S, plain_tiles(table, S, own), blind=blind), errors.WrongCount, "wrong_count"
+        table,
+        confirm(S, plain_tiles(table, S, own), blind=blind),
+        errors.WrongCount,
+        "wrong_count",
+        "NMJL-07" if blind > 3 else "PASS-01",  # a blind count beyond 3, or a wrong total
     )
 
 
+@pytest.mark.rule("NMJL-07")
 def test_negative_blind_is_refused() -> None:
     table = at_p1_l()
     assert_refused(
-        table, confirm(S, plain_tiles(table, S, 3), blind=-1), errors.WrongCount, "wrong_count"
+        table,
+        confirm(S, plain_tiles(table, S, 3), blind=-1),
+        errors.WrongCount,
+        "wrong_count",
+        "NMJL-07",
     )
 
 
+@pytest.mark.rule("PASS-01")
 def test_wrong_count_in_change() -> None:
     table = at_p1_r()
     run(table, confirm(S, plain_tiles(table, S, 3)))
     assert_refused(table, change(S, plain_tiles(table, S, 2)), errors.WrongCount, "wrong_count")
 
 
+@pytest.mark.rule("NMJL-13")
 def test_wrong_count_agreed_courtesy() -> None:
     table = at_courtesy()
     run(table, offer(S, 2), offer(N, 3))
     for count in (0, 1, 3):
         assert_refused(
-            table, confirm(N, plain_tiles(table, N, count)), errors.WrongCount, "wrong_count"
+            table,
+            confirm(N, plain_tiles(table, N, count)),
+            errors.WrongCount,
+            "wrong_count",
+            "NMJL-13",
         )
 
 
+@pytest.mark.rule("PASS-02")
 def test_wrong_count_asymmetric_courtesy() -> None:
     table = at_courtesy("house")
-    assert_refused(table, confirm(N, plain_tiles(table, N, 4)), errors.WrongCount, "wrong_count")
+    assert_refused(
+        table, confirm(N, plain_tiles(table, N, 4)), errors.WrongCount, "wrong_count", "PASS-02"
+    )
 
 
 # == Jokers ===============================================================================
+@pytest.mark.rule("PASS-03")
 @pytest.mark.parametrize("ruleset", ["nmjl", "house"])
 @pytest.mark.parametrize("where", ["p1_r", "p1_l_blind", "courtesy"])
 def test_joker_refused_with_exact_message(ruleset: str, where: str) -> None:
@@ -160,6 +182,7 @@ def test_joker_refused_with_exact_message(ruleset: str, where: str) -> None:
     assert seat in SEATS
 
 
+@pytest.mark.rule("PASS-03")
 def test_joker_refused_in_change() -> None:
     table = at_p1_r()
     run(table, confirm(E, [0, 1, 2]))
@@ -168,6 +191,7 @@ def test_joker_refused_in_change() -> None:
 
 
 # == Tiles not in the hand, named twice ===================================================
+@pytest.mark.rule("PASS-04")
 @pytest.mark.parametrize(
     "tiles",
     [
@@ -181,6 +205,7 @@ def test_tile_not_in_hand(tiles: list[int]) -> None:
     assert_refused(table, confirm(E, tiles), errors.TileNotInHand, "tile_not_in_hand")
 
 
+@pytest.mark.rule("PASS-04")
 def test_tile_not_in_hand_after_it_was_passed() -> None:
     table = at_p1_r()
     sent = plain_tiles(table, E, 3)
@@ -195,12 +220,14 @@ def test_tile_not_in_hand_after_it_was_passed() -> None:
     )
 
 
+@pytest.mark.rule("PASS-04")
 def test_tile_named_twice() -> None:
     table = at_p1_r()
     assert_refused(table, confirm(E, [0, 1, 0]), errors.TileNamedTwice, "tile_named_twice")
     assert_refused(table, confirm(E, [2, 2, 2]), errors.TileNamedTwice, "tile_named_twice")
 
 
+@pytest.mark.rule("PASS-04")
 def test_tile_named_twice_in_blind_pass() -> None:
     table = at_p1_l()
     tile = plain_tiles(table, E, 1)[0]
@@ -210,6 +237,7 @@ def test_tile_named_twice_in_blind_pass() -> None:
 
 
 # == Seat not in the step =================================================================
+@pytest.mark.rule("PASS-10")
 @pytest.mark.parametrize("seat", [S, N])
 def test_seat_of_a_finished_courtesy_pair(seat) -> None:
     table = at_courtesy()
@@ -226,6 +254,7 @@ def test_seat_of_a_finished_courtesy_pair(seat) -> None:
     )
 
 
+@pytest.mark.rule("NMJL-13")
 def test_seat_of_a_finished_pair_cannot_offer_again() -> None:
     table = at_courtesy()
     run(table, offer(S, 1), offer(N, 0))
@@ -235,6 +264,7 @@ def test_seat_of_a_finished_pair_cannot_offer_again() -> None:
     assert_refused(table, offer(N, 0), errors.AlreadyOffered, "already_offered")
 
 
+@pytest.mark.rule("PASS-10")
 def test_seat_of_one_pair_cannot_act_for_the_other() -> None:
     table = at_courtesy("house")
     run(table, confirm(S, []), confirm(N, []))  # pair 2 done
@@ -244,32 +274,33 @@ def test_seat_of_one_pair_cannot_act_for_the_other() -> None:
 
 
 # == Not valid in the current state =======================================================
+@pytest.mark.rule("SVC-01", "NMJL-02", "NMJL-16")
 @pytest.mark.parametrize(
-    ("position", "make"),
+    ("position", "make", "rule"),
     [
-        (at_p1_r, lambda t: vote(S, "continue")),
-        (at_p1_r, lambda t: offer(S, 1)),
-        (at_p1_l, lambda t: vote(S, "stop")),
-        (at_p1_l, lambda t: declare(E)),
-        (at_vote, lambda t: confirm(S, plain_tiles(t, S, 3))),
-        (at_vote, lambda t: change(S, plain_tiles(t, S, 3))),
-        (at_vote, lambda t: withdraw(S)),
-        (at_vote, lambda t: offer(S, 1)),
-        (at_vote, lambda t: declare(E)),
-        (at_p2_r, lambda t: vote(S, "continue")),
-        (at_courtesy, lambda t: vote(S, "continue")),
-        (at_courtesy, lambda t: confirm(S, plain_tiles(t, S, 1))),  # offers come first
-        (at_courtesy, lambda t: declare(E)),
+        (at_p1_r, lambda t: vote(S, "continue"), "NMJL-02"),
+        (at_p1_r, lambda t: offer(S, 1), "SVC-01"),
+        (at_p1_l, lambda t: vote(S, "stop"), "NMJL-02"),
+        (at_p1_l, lambda t: declare(E), "NMJL-16"),
+        (at_vote, lambda t: confirm(S, plain_tiles(t, S, 3)), "SVC-01"),
+        (at_vote, lambda t: change(S, plain_tiles(t, S, 3)), "SVC-01"),
+        (at_vote, lambda t: withdraw(S), "SVC-01"),
+        (at_vote, lambda t: offer(S, 1), "SVC-01"),
+        (at_vote, lambda t: declare(E), "NMJL-16"),
+        (at_courtesy, lambda t: vote(S, "continue"), "NMJL-02"),
+        (at_courtesy, lambda t: confirm(S, plain_tiles(t, S, 1)), "SVC-01"),  # offers first
+        (at_courtesy, lambda t: declare(E), "NMJL-16"),
     ],
 )
-def test_not_allowed_now(position: Callable[[], Table], make) -> None:
+def test_not_allowed_now(position: Callable[[], Table], make, rule: str) -> None:
     table = position()
-    error = assert_refused(table, make(table), errors.NotAllowedNow, "not_allowed_now")
+    error = assert_refused(table, make(table), errors.NotAllowedNow, "not_allowed_now", rule)
     assert error.kind == "not_now"
     assert "not valid now" in error.message
 
 
 # == Confirming twice, nothing confirmed ==================================================
+@pytest.mark.rule("PASS-05")
 @pytest.mark.parametrize("position", POSITIONS)
 def test_confirming_twice(position: str) -> None:
     table = POSITIONS[position]()
@@ -279,6 +310,7 @@ def test_confirming_twice(position: str) -> None:
     )
 
 
+@pytest.mark.rule("PASS-05")
 def test_confirming_twice_in_courtesy() -> None:
     table = at_courtesy()
     run(table, offer(E, 2), offer(W, 2), confirm(E, plain_tiles(table, E, 2)))
@@ -287,6 +319,7 @@ def test_confirming_twice_in_courtesy() -> None:
     )
 
 
+@pytest.mark.rule("PASS-05")
 def test_withdraw_or_change_with_nothing_confirmed() -> None:
     table = at_p1_r()
     assert_refused(table, withdraw(S), errors.NothingConfirmed, "nothing_confirmed")
@@ -297,6 +330,7 @@ def test_withdraw_or_change_with_nothing_confirmed() -> None:
     assert_refused(table, withdraw(S), errors.NothingConfirmed, "nothing_confirmed")
 
 
+@pytest.mark.rule("PASS-08")
 def test_nothing_to_place() -> None:
     table = at_p1_r()
     assert_refused(table, place(S), errors.NothingToPlace, "nothing_to_place")
@@ -306,6 +340,7 @@ def test_nothing_to_place() -> None:
 
 
 # == Acting after the end =================================================================
+@pytest.mark.rule("NMJL-20")
 @pytest.mark.parametrize("ruleset", ["nmjl", "house"])
 def test_acting_after_the_end(ruleset: str) -> None:
     table = at_done(ruleset)
@@ -323,6 +358,7 @@ def test_acting_after_the_end(ruleset: str) -> None:
         assert_refused(table, place(seat), errors.NothingToPlace, "nothing_to_place")
 
 
+@pytest.mark.rule("NMJL-14", "NMJL-20")
 def test_acting_after_a_heavenly_hand() -> None:
     table = at_p1_r()
     run(table, declare(E))
@@ -332,14 +368,17 @@ def test_acting_after_a_heavenly_hand() -> None:
     assert_refused(table, declare(E), errors.AlreadyDeclared, "already_declared")
 
 
+@pytest.mark.rule("NMJL-10", "NMJL-20")
 def test_acting_after_an_all_blind_end() -> None:
-    table = at_p1_l()
+    table = at_p2_r()
+    place_all(table)
     run(table, *(confirm(s, [], blind=3) for s in SEATS))
     assert table.finished
     assert_refused(table, vote(S, "continue"), errors.CharlestonOver, "charleston_over")
     assert_refused(table, offer(S, 1), errors.CharlestonOver, "charleston_over")
 
 
+@pytest.mark.rule("NMJL-20")
 def test_received_tiles_may_still_be_placed_after_the_end() -> None:
     table = at_done()
     assert any(table.received[s] for s in SEATS)
@@ -348,6 +387,7 @@ def test_received_tiles_may_still_be_placed_after_the_end() -> None:
 
 
 # == Placing before confirming ============================================================
+@pytest.mark.rule("PASS-08")
 @pytest.mark.parametrize("ruleset", ["nmjl", "house"])
 def test_confirming_before_placing(ruleset: str) -> None:
     table = at_p1_r(ruleset)
@@ -362,6 +402,7 @@ def test_confirming_before_placing(ruleset: str) -> None:
         assert error.kind == "rule"
 
 
+@pytest.mark.rule("PASS-08")
 def test_confirming_courtesy_before_placing() -> None:
     table = at_vote()
     run(table, vote(E, "stop"), offer(E, 1), offer(W, 1))
@@ -371,6 +412,7 @@ def test_confirming_courtesy_before_placing() -> None:
     )
 
 
+@pytest.mark.rule("PASS-08")
 def test_blind_confirm_before_placing() -> None:
     table = new_table()
     pass_step(table)
@@ -379,16 +421,17 @@ def test_blind_confirm_before_placing() -> None:
 
 
 # == Blind pass where not allowed =========================================================
+@pytest.mark.rule("NMJL-07", "HOUSE-02")
 @pytest.mark.parametrize(
-    ("ruleset", "options", "position"),
+    ("ruleset", "options", "position", "rule"),
     [
-        ("nmjl", None, at_p1_r),
-        ("house", None, at_p1_l),
-        ("house", None, at_p2_r),
-        ("nmjl", {"blind_pass": False}, at_p1_l),
+        ("nmjl", None, at_p1_r, "NMJL-07"),  # the wrong step
+        ("house", None, at_p1_l, "HOUSE-02"),  # no blind pass at all
+        ("house", None, at_p2_r, "HOUSE-02"),
+        ("nmjl", {"blind_pass": False}, at_p1_l, "HOUSE-02"),
     ],
 )
-def test_blind_pass_not_allowed(ruleset, options, position) -> None:
+def test_blind_pass_not_allowed(ruleset, options, position, rule: str) -> None:
     if options:
         table = new_table(ruleset, options)
         pass_step(table)
@@ -401,12 +444,14 @@ def test_blind_pass_not_allowed(ruleset, options, position) -> None:
         confirm(N, plain_tiles(table, N, 1), blind=2),
         errors.BlindPassNotAllowed,
         "blind_pass_not_allowed",
+        rule,
     )
     assert_refused(
-        table, confirm(N, [], blind=3), errors.BlindPassNotAllowed, "blind_pass_not_allowed"
+        table, confirm(N, [], blind=3), errors.BlindPassNotAllowed, "blind_pass_not_allowed", rule
     )
 
 
+@pytest.mark.rule("NMJL-07")
 def test_blind_change_not_allowed() -> None:
     table = at_p1_r()
     run(table, confirm(N, plain_tiles(table, N, 3)))
@@ -419,24 +464,28 @@ def test_blind_change_not_allowed() -> None:
 
 
 # == Declarations =========================================================================
+@pytest.mark.rule("NMJL-17")
 @pytest.mark.parametrize("seat", [S, W, N])
 def test_non_east_declaring(seat) -> None:
     assert_refused(at_p1_r(), declare(seat), errors.OnlyEastDeclares, "only_east_declares")
     assert_refused(at_done(), declare(seat), errors.OnlyEastDeclares, "only_east_declares")
 
 
+@pytest.mark.rule("NMJL-14")
 def test_heavenly_hand_too_late() -> None:
     table = at_p1_r()
     run(table, confirm(E, [0, 1, 2]))
     assert_refused(table, declare(E), errors.HeavenlyHandTooLate, "heavenly_hand_too_late")
 
 
+@pytest.mark.rule("NMJL-15")
 def test_earthly_hand_twice() -> None:
     table = at_done()
     run(table, declare(E))
     assert_refused(table, declare(E), errors.AlreadyDeclared, "already_declared")
 
 
+@pytest.mark.rule("NMJL-18")
 @pytest.mark.parametrize("position", [at_p1_r, at_p1_l, at_vote, at_p2_r, at_courtesy, at_done])
 def test_dead_hand_challenge(position) -> None:
     table = position()
@@ -447,6 +496,7 @@ def test_dead_hand_challenge(position) -> None:
 
 
 # == Votes and offers =====================================================================
+@pytest.mark.rule("NMJL-02")
 def test_already_voted() -> None:
     table = at_vote()
     run(table, vote(S, "continue"))
@@ -454,6 +504,7 @@ def test_already_voted() -> None:
     assert_refused(table, vote(S, "stop"), errors.AlreadyVoted, "already_voted")
 
 
+@pytest.mark.rule("NMJL-13")
 def test_already_offered() -> None:
     table = at_courtesy()
     run(table, offer(W, 2))
@@ -461,14 +512,16 @@ def test_already_offered() -> None:
     assert_refused(table, offer(W, 2), errors.AlreadyOffered, "already_offered")
 
 
+@pytest.mark.rule("NMJL-13")
 @pytest.mark.parametrize("count", [-1, 4, 99])
 def test_offer_out_of_range(count: int) -> None:
     table = at_courtesy()
-    error = assert_refused(table, offer(N, count), errors.WrongCount, "wrong_count")
+    error = assert_refused(table, offer(N, count), errors.WrongCount, "wrong_count", "NMJL-13")
     assert str(count) in error.message
 
 
 # == Malformed commands never reach the table =============================================
+@pytest.mark.rule("SEAT-03", "SVC-02")
 @pytest.mark.parametrize(
     "data",
     [
@@ -479,14 +532,13 @@ def test_offer_out_of_range(count: int) -> None:
     ],
 )
 def test_malformed_commands_are_rejected_by_parsing(data) -> None:
-    # "Directions come from the seats, never from the client": a command naming a
-    # receiver does not even parse.
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError):
         parse_command(data)
 
 
+@pytest.mark.rule("PASS-03")
 def test_refusal_payload_shape() -> None:
     table = at_p1_r()
     with pytest.raises(errors.CharlestonError) as info:
@@ -494,11 +546,14 @@ def test_refusal_payload_shape() -> None:
     assert info.value.to_dict() == {
         "code": "joker_passed",
         "kind": "rule",
-        "rule": "Jokers are never passed.",
+        "rule": "PASS-03",
+        "rule_text": get_rule("PASS-03").statement,
         "message": "Jokers cannot be passed during the Charleston.",
     }
+    assert "Jokers are never passed" in info.value.rule_text
 
 
+@pytest.mark.rule("SVC-01")
 def test_many_refusals_in_a_row_leave_the_table_playable() -> None:
     table = at_p1_r()
     for command in (

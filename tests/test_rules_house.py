@@ -1,6 +1,6 @@
-"""RULES.md, ruleset ``house``: "As nmjl, except" its three differences, plus what stays.
+"""Ruleset ``house``: as ``nmjl`` except the HOUSE rules of the rule book, plus what stays.
 
-Each test names the line of RULES.md it checks.
+Each test carries ``@pytest.mark.rule`` with the ids of the rules it checks.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def _to_courtesy(table: Table, second: bool = True) -> None:
 
 
 # == What changes =========================================================================
+@pytest.mark.rule("HOUSE-01")
 def test_house_second_charleston_order_is_across_left_right() -> None:
-    # "Second Charleston order Across, Left, Right"
     table = new_table("house")
     seen = [table.configuration[0]]
     for _ in range(3):
@@ -75,6 +75,7 @@ def test_house_second_charleston_order_is_across_left_right() -> None:
     assert "COURTESY_PASS" in table.configuration
 
 
+@pytest.mark.rule("HOUSE-01", "SEAT-02")
 @pytest.mark.parametrize(
     ("steps_before", "targets"),
     [(0, RIGHT), (1, ACROSS), (2, LEFT), (3, ACROSS), (4, LEFT), (5, RIGHT)],
@@ -90,9 +91,9 @@ def test_house_passes_go_where_the_seats_say(steps_before: int, targets: dict) -
     assert hand_sizes(table) == STANDARD_SIZES
 
 
+@pytest.mark.rule("HOUSE-02")
 @pytest.mark.parametrize("steps_before", range(6))
 def test_house_never_allows_a_blind_pass(steps_before: int) -> None:
-    # "no blind pass" -- not even on steps 3 and 7
     table = new_table("house")
     play_steps(table, steps_before)
     place_all(table)
@@ -103,13 +104,13 @@ def test_house_never_allows_a_blind_pass(steps_before: int) -> None:
             confirm(E, plain_tiles(table, E, 3 - blind), blind=blind),
             errors.BlindPassNotAllowed,
             "blind_pass_not_allowed",
+            "HOUSE-02",
         )
         assert "no blind pass" in error.message
 
 
+@pytest.mark.rule("HOUSE-02", "PASS-01")
 def test_house_cant_find_three_still_gives_three_tiles_just_received_included() -> None:
-    # "a player who "can't find" 3 tiles still gives 3 from the hand, tiles just
-    # received included"
     table = new_table("house")
     pass_step(table)
     pass_step(table)
@@ -123,10 +124,9 @@ def test_house_cant_find_three_still_gives_three_tiles_just_received_included() 
     assert hand_sizes(table) == STANDARD_SIZES
 
 
+@pytest.mark.rule("HOUSE-03")
 @pytest.mark.parametrize(("east", "west"), [(2, 0), (0, 2), (3, 1), (0, 0), (3, 3)])
 def test_house_courtesy_counts_may_differ(east: int, west: int) -> None:
-    # "Courtesy counts may differ between the two players of a pair (2 vs 0 is allowed,
-    # each gives what they chose)."
     table = new_table("house")
     _to_courtesy(table)
     assert "PAIR_1_CHOOSE" in table.configuration  # no offers to make in house
@@ -145,6 +145,7 @@ def test_house_courtesy_counts_may_differ(east: int, west: int) -> None:
     assert sorted(all_tiles(table)) == list(range(152))
 
 
+@pytest.mark.rule("HOUSE-03")
 def test_house_courtesy_offer_command_is_not_used() -> None:
     table = new_table("house")
     _to_courtesy(table)
@@ -152,14 +153,17 @@ def test_house_courtesy_offer_command_is_not_used() -> None:
     assert "confirm_pass" in error.message
 
 
+@pytest.mark.rule("PASS-02", "HOUSE-03")
 def test_house_courtesy_more_than_three_is_refused() -> None:
     table = new_table("house")
     _to_courtesy(table)
-    assert_refused(table, confirm(E, plain_tiles(table, E, 4)), errors.WrongCount, "wrong_count")
+    assert_refused(
+        table, confirm(E, plain_tiles(table, E, 4)), errors.WrongCount, "wrong_count", "PASS-02"
+    )
 
 
+@pytest.mark.rule("NMJL-12", "HOUSE-03")
 def test_house_courtesy_pairs_parallel_and_end() -> None:
-    # "each pair on its own, in parallel"; "the Charleston ends when both pairs are done"
     table = new_table("house")
     _to_courtesy(table, second=False)
     run(table, confirm(N, plain_tiles(table, N, 2)), confirm(S, []))
@@ -172,6 +176,7 @@ def test_house_courtesy_pairs_parallel_and_end() -> None:
     assert table.declaration["kind"] == "earthly"
 
 
+@pytest.mark.rule("NMJL-13", "SVC-03")
 def test_house_with_agreed_min_override() -> None:
     # Option override: house with {"courtesy_mode": "agreed_min"}
     table = new_table("house", {"courtesy_mode": "agreed_min"})
@@ -179,7 +184,9 @@ def test_house_with_agreed_min_override() -> None:
     assert "PAIR_1_OFFER" in table.configuration
     run(table, offer(E, 2), offer(W, 3))
     assert table.agreed == {0: 2}
-    assert_refused(table, confirm(W, plain_tiles(table, W, 3)), errors.WrongCount, "wrong_count")
+    assert_refused(
+        table, confirm(W, plain_tiles(table, W, 3)), errors.WrongCount, "wrong_count", "NMJL-13"
+    )
     run(table, confirm(E, plain_tiles(table, E, 2)), confirm(W, plain_tiles(table, W, 2)))
     assert hand_sizes(table) == STANDARD_SIZES
     # the other house differences still hold
@@ -187,6 +194,7 @@ def test_house_with_agreed_min_override() -> None:
     assert table.options.blind_pass is False
 
 
+@pytest.mark.rule("NMJL-07", "SVC-03")
 def test_house_with_blind_pass_override() -> None:
     table = new_table("house", {"blind_pass": True})
     pass_step(table)
@@ -197,12 +205,14 @@ def test_house_with_blind_pass_override() -> None:
     assert hand_sizes(table) == STANDARD_SIZES
 
 
+@pytest.mark.rule("SVC-03")
 def test_house_unknown_option_is_refused() -> None:
     with pytest.raises(errors.InvalidOption):
         new_table("house", {"courtesy": "asymmetric"})
 
 
 # == What stays as nmjl ===================================================================
+@pytest.mark.rule("NMJL-02")
 @pytest.mark.parametrize("stopper", SEATS)
 def test_house_one_stop_skips_to_courtesy(stopper: Seat) -> None:
     table = new_table("house")
@@ -211,6 +221,7 @@ def test_house_one_stop_skips_to_courtesy(stopper: Seat) -> None:
     assert "COURTESY_PASS" in table.configuration
 
 
+@pytest.mark.rule("NMJL-03")
 def test_house_four_continues_start_second_charleston() -> None:
     table = new_table("house")
     first_charleston(table)
@@ -218,6 +229,7 @@ def test_house_four_continues_start_second_charleston() -> None:
     assert table.configuration == ["CHARLESTON_P2_A"]
 
 
+@pytest.mark.rule("PASS-03", "NMJL-14", "NMJL-17")
 def test_house_jokers_heavenly_earthly_dead_hand() -> None:
     table = new_table("house")
     error = assert_refused(table, confirm(S, [13, 14, 145]), errors.JokerPassed, "joker_passed")
@@ -228,6 +240,7 @@ def test_house_jokers_heavenly_earthly_dead_hand() -> None:
     assert table.declaration["kind"] == "heavenly"
 
 
+@pytest.mark.rule("PASS-08")
 def test_house_placing_before_next_confirm() -> None:
     table = new_table("house")
     pass_step(table)
@@ -236,6 +249,7 @@ def test_house_placing_before_next_confirm() -> None:
     )
 
 
+@pytest.mark.rule("PASS-07", "HOUSE-03")
 def test_house_whole_game_conserves_tiles() -> None:
     table = new_table("house")
     _to_courtesy(table)
@@ -244,3 +258,27 @@ def test_house_whole_game_conserves_tiles() -> None:
     assert sorted(all_tiles(table)) == list(range(152))
     # asymmetric courtesy: sizes change by exactly received - given
     assert hand_sizes(table) == {E: 12, W: 15, S: 15, N: 11}
+
+
+@pytest.mark.rule("HOUSE-04")
+def test_house_objections_at_the_vote_only() -> None:
+    table = new_table("house")
+    play_steps(table, 3)
+    assert table.configuration == ["CHARLESTON_P2_A"]
+    error = assert_refused(
+        table,
+        vote(S, "stop"),
+        errors.SecondCharlestonMandatory,
+        "second_charleston_mandatory",
+        "HOUSE-04",
+    )
+    assert "at the vote only" in error.message
+
+
+@pytest.mark.rule("NMJL-15", "HOUSE-03")
+def test_house_earthly_hand_refused_when_courtesy_left_east_without_14() -> None:
+    table = new_table("house")
+    _to_courtesy(table)
+    pass_step(table, counts={E: 0, W: 3, S: 1, N: 1})
+    assert table.finished and len(table.hand(E)) == 17
+    assert_refused(table, declare(E), errors.EarthlyHandTileCount, "earthly_hand_tile_count")

@@ -1,7 +1,8 @@
-"""RULES.md, ruleset ``nmjl``: one test (or a small group) per rule line.
+"""Ruleset ``nmjl`` and the rules every ruleset shares: one test (or a small group) per rule.
 
-Each test names the line of RULES.md it checks. Tables are built from explicit hands
-(``engine_helpers.PLAIN_HANDS``) so every expected tile can be read off directly.
+Each test carries ``@pytest.mark.rule`` with the ids of the rules it checks (docs/rules.md).
+Tables are built from explicit hands (``engine_helpers.PLAIN_HANDS``) so every expected
+tile can be read off directly.
 """
 
 from __future__ import annotations
@@ -51,25 +52,23 @@ from charleston_fsm.views import seat_view
 
 
 # == Seats, directions, tiles ============================================================
+@pytest.mark.rule("SEAT-01", "SEAT-02")
 def test_seat_turn_order_and_directions() -> None:
-    # "Seats in turn order: East (dealer), South, West, North."
     assert SEATS == (E, S, W, N)
-    # "Right of a seat = the next one in that order (East → South), Left = the previous
-    # one (East → North), Across = two away (East ↔ West, South ↔ North)."
+    # Right is the next seat, Left the previous one, Across two away
     for seat in SEATS:
         assert seat.toward(Direction.RIGHT) is RIGHT[seat]
         assert seat.toward(Direction.ACROSS) is ACROSS[seat]
         assert seat.toward(Direction.LEFT) is LEFT[seat]
-    # "A pass to the right means every player gives to the right and receives from the left."
+    # in a pass to the Right everyone receives from the Left
     for seat in SEATS:
         assert seat.source(Direction.RIGHT) is seat.toward(Direction.LEFT)
         assert seat.source(Direction.LEFT) is seat.toward(Direction.RIGHT)
         assert seat.source(Direction.ACROSS) is seat.opposite
 
 
+@pytest.mark.rule("TILE-01", "TILE-02")
 def test_the_american_set_has_152_distinct_tiles() -> None:
-    # "Bams, Cracks, Dots 1–9 ×4 (108), four Winds ×4 (16), three Dragons ×4 (12 …),
-    # 8 Flowers, 8 Jokers." Every physical tile has its own id.
     assert TILE_COUNT == 152 == len(FACES)
     counts = Counter(FACES)
     for suit in "BCD":
@@ -85,9 +84,9 @@ def test_the_american_set_has_152_distinct_tiles() -> None:
     assert sum(is_joker(t) for t in range(TILE_COUNT)) == 8
 
 
+@pytest.mark.rule("DEAL-01")
 @pytest.mark.parametrize("seed", [0, 1, 2, 12345])
 def test_deal_gives_east_14_and_others_13(seed: int) -> None:
-    # "The deal gives East 14 tiles and every other seat 13."
     deal = Deal.shuffled(seed)
     assert {s: len(deal.hands[s]) for s in SEATS} == STANDARD_SIZES == HAND_SIZE
     dealt = [t for s in SEATS for t in deal.hands[s]] + list(deal.wall)
@@ -96,6 +95,7 @@ def test_deal_gives_east_14_and_others_13(seed: int) -> None:
     assert Deal.shuffled(seed) == deal  # reproducible
 
 
+@pytest.mark.rule("DEAL-01")
 def test_explicit_deal_is_checked() -> None:
     with pytest.raises(errors.InvalidDeal):
         Deal.explicit({**PLAIN_HANDS, E: PLAIN_HANDS[E][:13]})
@@ -108,6 +108,7 @@ def test_explicit_deal_is_checked() -> None:
 
 
 # == The step table ======================================================================
+@pytest.mark.rule("NMJL-01", "NMJL-03", "NMJL-04", "NMJL-12")
 def test_nmjl_full_step_order() -> None:
     # Table rows 1-9: P1_R, P1_A, P1_L, vote, P2_L, P2_A, P2_R, Courtesy pairs, done.
     table = new_table()
@@ -143,6 +144,7 @@ def test_nmjl_full_step_order() -> None:
     assert events_of(table.log, "charleston_ended")[-1].payload == {"reason": "all passes complete"}
 
 
+@pytest.mark.rule("SEAT-02", "SEAT-03", "PASS-01", "PASS-06", "PASS-07")
 @pytest.mark.parametrize(
     ("steps_before", "state", "targets"),
     [
@@ -157,8 +159,6 @@ def test_nmjl_full_step_order() -> None:
 def test_each_standard_pass_goes_where_the_seats_say(
     steps_before: int, state: str, targets: dict[Seat, Seat]
 ) -> None:
-    # "3 tiles to the Right / Across / to the Left", "Directions come from the seats",
-    # "every hand receives exactly what was sent to it".
     table = new_table()
     play_steps(table, steps_before)
     assert table.configuration == [state]
@@ -181,12 +181,12 @@ def test_each_standard_pass_goes_where_the_seats_say(
     assert resolved[0].payload["routes"] == {
         str(t): [s.value, targets[s].value] for s in SEATS for t in sent[s]
     }
-    # "every hand receives exactly what was sent to it": sizes are back to 14/13/13/13.
+    # PASS-07: sizes are back to 14/13/13/13
     assert hand_sizes(table) == STANDARD_SIZES
 
 
+@pytest.mark.rule("NMJL-04")
 def test_second_charleston_order_is_left_across_right() -> None:
-    # "Second Charleston order is Left, Across, Right (player guide and flow document agree)"
     table = new_table()
     first_charleston(table)
     vote_all(table)
@@ -198,8 +198,8 @@ def test_second_charleston_order_is_left_across_right() -> None:
     assert table.options.second_charleston_order.value == "left-across-right"
 
 
+@pytest.mark.rule("PASS-09")
 def test_pass_direction_and_count_always_visible() -> None:
-    # "Pass direction and count required are always visible to the player."
     table = new_table()
     for _ in range(3):
         for seat in SEATS:
@@ -213,9 +213,9 @@ def test_pass_direction_and_count_always_visible() -> None:
 
 
 # == The vote ============================================================================
+@pytest.mark.rule("NMJL-02")
 @pytest.mark.parametrize("stopper", SEATS)
 def test_one_stop_skips_to_courtesy(stopper: Seat) -> None:
-    # "each votes continue or stop; one stop skips to the Courtesy Pass"
     table = new_table()
     first_charleston(table)
     assert table.configuration == ["CHARLESTON_DECIDE_STOP"]
@@ -226,11 +226,13 @@ def test_one_stop_skips_to_courtesy(stopper: Seat) -> None:
     # the remaining voters have nothing to vote on any more
     for seat in SEATS:
         if seat not in table.votes:
-            assert_refused(table, vote(seat, "continue"), errors.NotAllowedNow, "not_allowed_now")
+            assert_refused(
+                table, vote(seat, "continue"), errors.NotAllowedNow, "not_allowed_now", "NMJL-02"
+            )
 
 
+@pytest.mark.rule("NMJL-03")
 def test_four_continues_start_the_second_charleston() -> None:
-    # "four continues start the Second Charleston"; "needs every player's agreement"
     table = new_table()
     first_charleston(table)
     for seat in (E, S, W):
@@ -240,12 +242,120 @@ def test_four_continues_start_the_second_charleston() -> None:
     assert table.configuration == ["CHARLESTON_P2_L"]
 
 
+@pytest.mark.rule("NMJL-02")
 def test_votes_are_public() -> None:
     table = new_table()
     first_charleston(table)
     events = run(table, vote(S, "continue"))
     assert seat_view(table, N)["game"]["votes"] == {"south": "continue"}
     assert events[0].type == "vote_cast"
+
+
+# == The late objection ====================================================================
+COURTESY_START = [
+    "COURTESY_PASS",
+    "COURTESY_PASS_PAIR_1",
+    "PAIR_1_OFFER",
+    "COURTESY_PASS_PAIR_2",
+    "PAIR_2_OFFER",
+]
+
+
+@pytest.mark.rule("NMJL-05")
+def test_late_objection_before_the_second_charleston_first_pass_resolves() -> None:
+    table = new_table()
+    first_charleston(table)
+    vote_all(table)
+    assert table.configuration == ["CHARLESTON_P2_L"]
+    place_all(table)
+    run(table, confirm(S, plain_tiles(table, S, 3)), confirm(W, plain_tiles(table, W, 3)))
+    assert "vote" in seat_view(table, N)["allowed_commands"]
+    before = {s: list(table.hand(s)) for s in SEATS}
+    events = run(table, vote(N, "stop"))
+    assert [e.type for e in events] == ["vote_cast", "state_changed"]
+    assert events[0].seat is N
+    assert events[0].payload == {
+        "choice": "stop",
+        "late": True,
+        "step": "CHARLESTON_P2_L",
+        "dropped": ["south", "west"],
+    }
+    assert table.configuration == COURTESY_START
+    assert {s: list(table.hand(s)) for s in SEATS} == before  # nothing moved
+    assert table.selections == {}
+    assert table.votes[N] == "stop"
+    assert seat_view(table, E)["game"]["votes"]["north"] == "stop"
+    # the Courtesy Pass follows as after a stop at the vote
+    run(table, offer(E, 1), offer(W, 1), offer(S, 0), offer(N, 0))
+    pass_step(table)
+    assert table.finished
+    assert sorted(all_tiles(table)) == list(range(152))
+
+
+@pytest.mark.rule("NMJL-06")
+def test_late_objection_refused_once_the_first_pass_has_resolved() -> None:
+    table = new_table()
+    first_charleston(table)
+    vote_all(table)
+    pass_step(table)
+    assert table.configuration == ["CHARLESTON_P2_A"]
+    for seat in SEATS:
+        assert "vote" not in seat_view(table, seat)["allowed_commands"]
+        error = assert_refused(
+            table,
+            vote(seat, "stop"),
+            errors.SecondCharlestonMandatory,
+            "second_charleston_mandatory",
+        )
+        assert "mandatory" in error.message and error.kind == "not_now"
+
+
+@pytest.mark.rule("NMJL-05")
+def test_late_objection_takes_only_a_stop() -> None:
+    table = new_table()
+    first_charleston(table)
+    vote_all(table)
+    error = assert_refused(table, vote(E, "continue"), errors.OnlyStopNow, "only_stop_now")
+    assert "object" in error.message
+
+
+@pytest.mark.rule("NMJL-05")
+def test_late_objection_follows_the_second_charleston_order() -> None:
+    # with the order Across, Left, Right the first pass of the Second Charleston is Across
+    table = new_table("nmjl", {"second_charleston_order": "across-left-right"})
+    first_charleston(table)
+    vote_all(table)
+    assert table.configuration == ["CHARLESTON_P2_A"]
+    run(table, vote(W, "stop"))
+    assert table.configuration == COURTESY_START
+
+
+@pytest.mark.rule("HOUSE-04")
+def test_late_objection_can_be_turned_off() -> None:
+    table = new_table("nmjl", {"late_objection": False})
+    first_charleston(table)
+    vote_all(table)
+    assert "vote" not in seat_view(table, E)["allowed_commands"]
+    error = assert_refused(
+        table,
+        vote(E, "stop"),
+        errors.SecondCharlestonMandatory,
+        "second_charleston_mandatory",
+        "HOUSE-04",
+    )
+    assert "at the vote only" in error.message
+
+
+@pytest.mark.rule("NMJL-05", "SVC-04")
+def test_late_objection_replays_through_the_fold() -> None:
+    table = new_table()
+    first_charleston(table)
+    vote_all(table)
+    place_all(table)
+    run(table, confirm(E, plain_tiles(table, E, 3)), vote(S, "stop"))
+    refolded = Table.fold(table.deal, "nmjl", None, table.log)
+    assert refolded.configuration == table.configuration
+    assert refolded.votes == table.votes
 
 
 # == Courtesy Pass (agreed_min) ==========================================================
@@ -258,8 +368,8 @@ def _to_courtesy(table: Table, second: bool = False) -> None:
     place_all(table)
 
 
+@pytest.mark.rule("NMJL-13")
 def test_courtesy_pairs_exchange_the_smaller_offer() -> None:
-    # "each player of a pair offers 0–3; the pair exchanges the smaller of the two counts"
     table = new_table()
     _to_courtesy(table)
     events = run(table, offer(E, 3), offer(W, 1))
@@ -268,8 +378,10 @@ def test_courtesy_pairs_exchange_the_smaller_offer() -> None:
     assert "PAIR_1_CHOOSE" in table.configuration
     assert seat_view(table, E)["step"]["count"] == 1
     assert seat_view(table, W)["step"]["count"] == 1
-    # "Then both choose exactly that many tiles and the pair swaps them at once."
-    assert_refused(table, confirm(E, plain_tiles(table, E, 3)), errors.WrongCount, "wrong_count")
+    # both choose exactly that many tiles and the pair swaps them at once
+    assert_refused(
+        table, confirm(E, plain_tiles(table, E, 3)), errors.WrongCount, "wrong_count", "NMJL-13"
+    )
     e_tile, w_tile = plain_tiles(table, E, 1), plain_tiles(table, W, 1)
     run(table, confirm(E, e_tile))
     assert table.received[W] == []  # nothing moves until both confirm
@@ -280,9 +392,9 @@ def test_courtesy_pairs_exchange_the_smaller_offer() -> None:
     assert hand_sizes(table) == STANDARD_SIZES
 
 
+@pytest.mark.rule("NMJL-13")
 @pytest.mark.parametrize(("a", "b"), [(0, 3), (3, 0), (0, 0)])
 def test_courtesy_zero_means_no_exchange(a: int, b: int) -> None:
-    # "0 means no exchange for that pair."
     table = new_table()
     _to_courtesy(table)
     before = {s: list(table.hand(s)) for s in SEATS}
@@ -293,8 +405,8 @@ def test_courtesy_zero_means_no_exchange(a: int, b: int) -> None:
     assert {s: list(table.hand(s)) for s in SEATS} == before
 
 
+@pytest.mark.rule("NMJL-12")
 def test_courtesy_pairs_are_independent_and_parallel() -> None:
-    # "The two pairs never wait for each other; the Charleston ends when both are done."
     table = new_table()
     _to_courtesy(table, second=True)
     run(table, offer(S, 2), offer(N, 2))
@@ -314,6 +426,7 @@ def test_courtesy_pairs_are_independent_and_parallel() -> None:
     assert hand_sizes(table) == {**STANDARD_SIZES}
 
 
+@pytest.mark.rule("NMJL-12")
 def test_courtesy_happens_after_second_charleston_too() -> None:
     table = new_table()
     _to_courtesy(table, second=True)
@@ -322,6 +435,7 @@ def test_courtesy_happens_after_second_charleston_too() -> None:
     assert table.finished
 
 
+@pytest.mark.rule("NMJL-13")
 def test_courtesy_offers_are_public_to_the_pair() -> None:
     table = new_table()
     _to_courtesy(table)
@@ -331,10 +445,9 @@ def test_courtesy_offers_are_public_to_the_pair() -> None:
 
 
 # == Blind pass ===========================================================================
+@pytest.mark.rule("NMJL-07", "NMJL-08")
 @pytest.mark.parametrize("steps_before", [2, 5])
 def test_blind_pass_allowed_on_steps_3_and_7(steps_before: int) -> None:
-    # "Blind pass (…), on step 3 and step 7 only: a player may give fewer than 3 tiles
-    # from the hand (0, 1 or 2) and pass on, unseen, the rest of the 3"
     table = new_table()
     play_steps(table, steps_before)
     place_all(table)
@@ -343,10 +456,11 @@ def test_blind_pass_allowed_on_steps_3_and_7(steps_before: int) -> None:
     run(table, confirm(E, own, blind=2))
     others = {s: plain_tiles(table, s, 3) for s in (S, W, N)}
     run(table, *(confirm(s, others[s]) for s in (S, W, N)))
-    # "Everyone still gives exactly 3 and ends with as many tiles as before."
+    # NMJL-08: everyone still gives exactly 3 and ends with as many tiles as before
     assert hand_sizes(table) == STANDARD_SIZES
 
 
+@pytest.mark.rule("NMJL-07")
 @pytest.mark.parametrize("steps_before", [0, 1, 3, 4])
 def test_blind_pass_refused_on_other_standard_steps(steps_before: int) -> None:
     table = new_table()
@@ -361,6 +475,7 @@ def test_blind_pass_refused_on_other_standard_steps(steps_before: int) -> None:
     )
 
 
+@pytest.mark.rule("NMJL-07")
 def test_blind_pass_refused_in_courtesy() -> None:
     table = new_table()
     _to_courtesy(table)
@@ -373,18 +488,10 @@ def test_blind_pass_refused_in_courtesy() -> None:
     )
 
 
-@pytest.mark.parametrize("second", [False, True])
-def test_all_blind_with_no_tile_from_any_hand_ends_the_charleston(second: bool) -> None:
-    # "If no player gives any tile from the hand (step 3 or step 7), nothing moves, the
-    # Charleston ends at once and the Courtesy Pass is skipped"
+@pytest.mark.rule("NMJL-10")
+def test_second_right_with_no_tile_from_any_hand_ends_the_charleston() -> None:
     table = new_table()
-    pass_step(table)
-    pass_step(table)
-    if second:
-        pass_step(table)
-        vote_all(table)
-        pass_step(table)
-        pass_step(table)
+    play_steps(table, 5)
     place_all(table)
     before = {s: list(table.hand(s)) for s in SEATS}
     events = run(table, *(confirm(s, [], blind=3) for s in SEATS))
@@ -394,7 +501,9 @@ def test_all_blind_with_no_tile_from_any_hand_ends_the_charleston(second: bool) 
     resolved = events_of(events, "pass_resolved")[0].payload
     assert resolved["moved"] is False
     assert resolved["routes"] == {}
-    assert table.ended_reason == "no tiles passed from any hand on a blind pass"
+    assert table.ended_reason == (
+        "no tile passed from any hand on the Second Right: no Courtesy Pass"
+    )
     assert events_of(events, "charleston_ended")[0].payload == {"reason": table.ended_reason}
     assert not any(
         "COURTESY" in c for e in events_of(events, "state_changed") for c in e.payload["to"]
@@ -403,6 +512,31 @@ def test_all_blind_with_no_tile_from_any_hand_ends_the_charleston(second: bool) 
     assert_refused(table, offer(E, 1), errors.CharlestonOver, "charleston_over")
 
 
+@pytest.mark.rule("NMJL-11")
+def test_first_left_with_no_tile_from_any_hand_moves_nothing_and_the_vote_follows() -> None:
+    table = new_table()
+    play_steps(table, 2)
+    place_all(table)
+    before = {s: list(table.hand(s)) for s in SEATS}
+    events = run(table, *(confirm(s, [], blind=3) for s in SEATS))
+    assert table.configuration == ["CHARLESTON_DECIDE_STOP"]
+    assert {s: list(table.hand(s)) for s in SEATS} == before
+    assert events_of(events, "tiles_transferred") == []
+    assert events_of(events, "pass_resolved")[0].payload["moved"] is False
+    assert events_of(events, "charleston_ended") == []
+    assert table.ended_reason is None
+    # a stop still leads to the Courtesy Pass
+    run(table, vote(S, "stop"))
+    assert table.configuration == [
+        "COURTESY_PASS",
+        "COURTESY_PASS_PAIR_1",
+        "PAIR_1_OFFER",
+        "COURTESY_PASS_PAIR_2",
+        "PAIR_2_OFFER",
+    ]
+
+
+@pytest.mark.rule("HOUSE-02")
 def test_blind_pass_can_be_disabled_by_option() -> None:
     # Option override: nmjl with {"blind_pass": False}
     table = new_table("nmjl", {"blind_pass": False})
@@ -415,14 +549,14 @@ def test_blind_pass_can_be_disabled_by_option() -> None:
         confirm(E, plain_tiles(table, E, 1), blind=2),
         errors.BlindPassNotAllowed,
         "blind_pass_not_allowed",
+        "HOUSE-02",
     )
     assert "no blind pass" in error.message
 
 
 # == Heavenly and Earthly Hands ===========================================================
+@pytest.mark.rule("NMJL-14")
 def test_heavenly_hand_ends_the_charleston_at_once() -> None:
-    # "Heavenly Hand: before the first pass is confirmed, East alone may declare Mah
-    # Jongg; the Charleston is not played and ends at once."
     table = new_table()
     before = {s: list(table.hand(s)) for s in SEATS}
     events = run(table, declare(E))
@@ -437,15 +571,17 @@ def test_heavenly_hand_ends_the_charleston_at_once() -> None:
     )
 
 
+@pytest.mark.rule("NMJL-14")
 def test_heavenly_hand_only_before_any_pass_is_confirmed() -> None:
     table = new_table()
     run(table, confirm(S, plain_tiles(table, S, 3)))
     assert_refused(table, declare(E), errors.HeavenlyHandTooLate, "heavenly_hand_too_late")
     table = new_table()
     pass_step(table)
-    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now", "NMJL-16")
 
 
+@pytest.mark.rule("NMJL-17")
 @pytest.mark.parametrize("seat", [S, W, N])
 def test_heavenly_hand_is_east_only(seat: Seat) -> None:
     table = new_table()
@@ -454,9 +590,8 @@ def test_heavenly_hand_is_east_only(seat: Seat) -> None:
     assert_refused(table, declare(seat), errors.OnlyEastDeclares, "only_east_declares")
 
 
+@pytest.mark.rule("NMJL-19")
 def test_hand_checker_is_pluggable() -> None:
-    # "the declaration is recorded for the table or a director to confirm, through a
-    # pluggable hand checker"
     seen = []
 
     def checker(tiles):
@@ -469,8 +604,8 @@ def test_hand_checker_is_pluggable() -> None:
     assert table.declaration["verdict"] == "valid"
 
 
+@pytest.mark.rule("NMJL-15", "NMJL-17")
 def test_earthly_hand_after_the_end() -> None:
-    # "Earthly Hand: once the Charleston is complete, East alone may declare Mah Jongg."
     table = new_table()
     _to_courtesy(table)
     run(table, offer(E, 0), offer(W, 0), offer(S, 0), offer(N, 0))
@@ -484,27 +619,40 @@ def test_earthly_hand_after_the_end() -> None:
     assert_refused(table, declare(E), errors.AlreadyDeclared, "already_declared")
 
 
+@pytest.mark.rule("NMJL-15")
+def test_earthly_hand_needs_exactly_14_tiles() -> None:
+    table = new_table("nmjl", {"courtesy_mode": "asymmetric"})
+    _to_courtesy(table)
+    pass_step(table, counts={E: 2, W: 0, S: 0, N: 0})
+    assert table.finished and len(table.hand(E)) == 12
+    assert "declare_mah_jongg" not in seat_view(table, E)["allowed_commands"]
+    error = assert_refused(
+        table, declare(E), errors.EarthlyHandTileCount, "earthly_hand_tile_count"
+    )
+    assert "12" in error.message and "14" in error.message
+
+
+@pytest.mark.rule("NMJL-16")
 def test_winning_during_the_charleston_does_not_end_it() -> None:
-    # "Winning during the Charleston does not end it: all passes still happen."
     table = new_table()
     pass_step(table)
-    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now", "NMJL-16")
     pass_step(table)
-    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now", "NMJL-16")
     pass_step(table)
-    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now", "NMJL-16")
     vote_all(table)
     for _ in range(3):
-        assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+        assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now", "NMJL-16")
         pass_step(table)
-    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now", "NMJL-16")
     run(table, offer(E, 1))
-    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now")
+    assert_refused(table, declare(E), errors.NotAllowedNow, "not_allowed_now", "NMJL-16")
 
 
 # == Dead hand ============================================================================
+@pytest.mark.rule("NMJL-18")
 def test_dead_hand_challenge_is_always_refused() -> None:
-    # "A hand cannot be called dead during the Charleston: such a challenge is refused."
     table = new_table()
     checkpoints = [
         lambda t: None,
@@ -529,14 +677,15 @@ def test_dead_hand_challenge_is_always_refused() -> None:
 
 
 # == Every pass ===========================================================================
+@pytest.mark.rule("PASS-03")
 def test_jokers_are_never_passed() -> None:
     table = new_table()
     error = assert_refused(table, confirm(E, [0, 1, 144]), errors.JokerPassed, "joker_passed")
     assert error.message == "Jokers cannot be passed during the Charleston."
 
 
+@pytest.mark.rule("PASS-05")
 def test_confirmed_choice_may_be_withdrawn_or_changed_until_the_pass_resolves() -> None:
-    # "A confirmed choice is locked; it may be withdrawn or changed until the pass resolves"
     table = new_table()
     run(table, confirm(E, [0, 1, 2]))
     assert seat_view(table, E)["selection"]["locked"] is True
@@ -554,9 +703,8 @@ def test_confirmed_choice_may_be_withdrawn_or_changed_until_the_pass_resolves() 
     assert_refused(table, withdraw(E), errors.NothingConfirmed, "nothing_confirmed")
 
 
+@pytest.mark.rule("PASS-06")
 def test_nothing_moves_until_everyone_confirms() -> None:
-    # "Nothing moves until every player who must act has confirmed. Then all transfers
-    # happen at once, in one step"
     table = new_table()
     before = {s: list(table.hand(s)) for s in SEATS}
     for seat in (E, S, W):
@@ -572,9 +720,8 @@ def test_nothing_moves_until_everyone_confirms() -> None:
     ]
 
 
+@pytest.mark.rule("PASS-08")
 def test_received_tiles_are_kept_apart_until_placed() -> None:
-    # "Received tiles are shown apart from the rack until the player places them; a
-    # player places them before confirming the next pass."
     table = new_table()
     pass_step(table)
     assert len(table.received[S]) == 3
@@ -593,6 +740,7 @@ def test_received_tiles_are_kept_apart_until_placed() -> None:
     run(table, confirm(S, received))  # the tiles just received may be passed on
 
 
+@pytest.mark.rule("PASS-08")
 def test_placing_can_be_optional_by_option() -> None:
     table = new_table("nmjl", {"require_placing": False})
     pass_step(table)
@@ -605,6 +753,7 @@ def test_placing_can_be_optional_by_option() -> None:
     assert not set(received) & set(table.hand(S))
 
 
+@pytest.mark.rule("PASS-03", "PASS-07")
 def test_tiles_are_conserved_through_a_whole_game() -> None:
     table = new_table()
     _to_courtesy(table, second=True)
@@ -620,6 +769,7 @@ def test_tiles_are_conserved_through_a_whole_game() -> None:
 
 
 # == Rulesets and options =================================================================
+@pytest.mark.rule("SVC-03")
 def test_nmjl_is_the_default_ruleset() -> None:
     table = Table(Deal.explicit(PLAIN_HANDS))
     assert table.ruleset.name == "nmjl"
@@ -629,6 +779,7 @@ def test_nmjl_is_the_default_ruleset() -> None:
     assert table.options.require_placing is True
 
 
+@pytest.mark.rule("SVC-03")
 def test_unknown_option_is_refused() -> None:
     with pytest.raises(errors.InvalidOption) as info:
         new_table("nmjl", {"ding_dong": True})
@@ -640,12 +791,14 @@ def test_unknown_option_is_refused() -> None:
         get_ruleset("nmjl").options({"second_charleston_order": "right-left"})
 
 
+@pytest.mark.rule("SVC-03")
 def test_unknown_ruleset_is_refused() -> None:
     with pytest.raises(errors.UnknownRuleset) as info:
         new_table("mahjong-soul")
     assert info.value.code == "unknown_ruleset"
 
 
+@pytest.mark.rule("HOUSE-01", "SVC-03")
 def test_nmjl_with_house_order_override() -> None:
     table = new_table("nmjl", {"second_charleston_order": "across-left-right"})
     first_charleston(table)

@@ -35,6 +35,7 @@ def counts(store: GameStore, game_id: str) -> tuple[int, int, int]:
         )
 
 
+@pytest.mark.rule("SVC-07")
 def test_schema_is_current(store: GameStore) -> None:
     assert store.schema_status() == "current"
 
@@ -64,6 +65,7 @@ def test_create_game_with_explicit_hands_and_options(store: GameStore) -> None:
     assert table.racks[Seat.SOUTH] == hands["south"]
 
 
+@pytest.mark.rule("SVC-03")
 def test_setup_errors_are_typed(store: GameStore) -> None:
     with pytest.raises(CharlestonError) as info:
         store.create_game("no-such-rules")
@@ -103,6 +105,7 @@ def test_execute_appends_rows_and_moves_the_projection(store: GameStore) -> None
     assert counts(store, game_id) == (2, 1, 2)
 
 
+@pytest.mark.rule("SVC-02")
 def test_a_dict_command_is_parsed_and_a_bad_one_refused(store: GameStore) -> None:
     game_id = store.create_game(seed=1)
     tiles = three(store, game_id, Seat.SOUTH)
@@ -114,6 +117,7 @@ def test_a_dict_command_is_parsed_and_a_bad_one_refused(store: GameStore) -> Non
     assert counts(store, game_id) == (2, 1, 2)
 
 
+@pytest.mark.rule("SVC-06")
 def test_a_refusal_writes_nothing(store: GameStore) -> None:
     game_id = store.create_game(seed=2)
     before = (store.events(game_id), store.table(game_id).snapshot())
@@ -128,6 +132,7 @@ def test_a_refusal_writes_nothing(store: GameStore) -> None:
     assert counts(store, game_id) == (1, 0, 1)
 
 
+@pytest.mark.rule("SVC-06")
 def test_a_retry_with_the_same_id_returns_the_original_events(store: GameStore) -> None:
     game_id = store.create_game(seed=3)
     resolving = None
@@ -146,6 +151,7 @@ def test_a_retry_with_the_same_id_returns_the_original_events(store: GameStore) 
     assert again.duplicate and again.events == first.events
 
 
+@pytest.mark.rule("SVC-06")
 def test_a_reused_id_with_another_command_is_a_conflict(store: GameStore) -> None:
     game_id = store.create_game(seed=4)
     store.execute(
@@ -168,6 +174,7 @@ def test_a_reused_id_with_another_command_is_a_conflict(store: GameStore) -> Non
     assert counts(store, game_id) == (2, 1, 2)
 
 
+@pytest.mark.rule("SVC-07")
 def test_unknown_games_are_not_found(store: GameStore) -> None:
     for call in (
         lambda: store.execute("nope", PlaceTiles(seat=Seat.EAST)),
@@ -183,6 +190,7 @@ def test_unknown_games_are_not_found(store: GameStore) -> None:
         assert (info.value.kind, info.value.code) == ("not_found", "game_not_found")
 
 
+@pytest.mark.rule("SVC-07")
 def test_replay_outside_the_record_is_not_found(store: GameStore) -> None:
     game_id = store.create_game(seed=4)
     with pytest.raises(EventNotFound):

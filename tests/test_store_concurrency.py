@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import multiprocessing
-import time
 from collections import Counter
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
-import psycopg
 import pytest
+from fault_injection import terminate
 from sqlalchemy import event, select
 from store_workers import Outcome, seat_worker, toggler
 
@@ -92,6 +91,7 @@ def check_race(store: GameStore, game_id: str, outcomes: list[Outcome]) -> None:
     assert store.replay(game_id).snapshot() == table.snapshot()
 
 
+@pytest.mark.rule("SVC-06")
 def test_racing_threads(store: GameStore, db_url: str) -> None:
     with ThreadPoolExecutor(max_workers=len(SEATS) * WORKERS_PER_SEAT) as pool:
         outcomes = race(store, db_url, pool)
@@ -138,6 +138,7 @@ def _everything(store: GameStore, game_id: str) -> tuple:
         )
 
 
+@pytest.mark.rule("SVC-06")
 @pytest.mark.postgres
 def test_connection_killed_mid_resolution_leaves_the_game_as_before(
     pg_store: GameStore, pg_admin_url: str
@@ -154,16 +155,7 @@ def test_connection_killed_mid_resolution_leaves_the_game_as_before(
         seen.append(" ".join(statement.split()[:3]))
         if statement.startswith("UPDATE projections") and not killed:
             pid = conn.connection.dbapi_connection.info.backend_pid
-            admin = pg_admin_url.replace("postgresql+psycopg://", "postgresql://")
-            with psycopg.connect(admin, autocommit=True) as killer:
-                assert killer.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone()[0]
-                for _ in range(100):
-                    gone = killer.execute(
-                        "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = %s", [pid]
-                    ).fetchone()[0]
-                    if gone:
-                        break
-                    time.sleep(0.02)
+            terminate(pg_admin_url, pid)
             killed.append(pid)
 
     event.listen(pg_store.engine, "before_cursor_execute", kill_before_projection)

@@ -10,7 +10,15 @@ from sqlalchemy import inspect
 from charleston_fsm.store import GameStore
 from charleston_fsm.store.models import metadata
 
-TABLES = {"games", "events", "commands", "projections", "game_credentials"}
+TABLES = {
+    "games",
+    "events",
+    "commands",
+    "projections",
+    "game_credentials",
+    "anchors",
+    "quarantines",
+}
 
 
 def pending_diff(store: GameStore) -> list:

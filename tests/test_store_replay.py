@@ -11,9 +11,8 @@ from sqlalchemy import text
 
 from charleston_fsm.bots import bots_for, play, play_table
 from charleston_fsm.commands import ChangePass, ConfirmPass, DeclareMahJongg, WithdrawPass
-from charleston_fsm.errors import ReplayMismatch
 from charleston_fsm.seats import SEATS, Seat
-from charleston_fsm.store import GameStore, play_bots
+from charleston_fsm.store import GameQuarantined, GameStore, play_bots
 from charleston_fsm.table import Table, tiles_held
 from charleston_fsm.tiles import TILE_COUNT, Deal, is_joker
 from charleston_fsm.views import seat_view
@@ -41,6 +40,7 @@ def bot_game(store: GameStore, ruleset: str, seed: int, snapshots: dict | None =
     return game_id
 
 
+@pytest.mark.rule("SVC-04")
 @pytest.mark.parametrize("ruleset", ["nmjl", "house"])
 def test_replay_equals_projection_for_random_bot_games(store: GameStore, ruleset: str) -> None:
     games = [bot_game(store, ruleset, seed) for seed in range(6)]
@@ -86,16 +86,18 @@ def test_verify_names_a_changed_payload(store: GameStore) -> None:
                 "seq": target.seq,
             },
         )
-    assert store.events(game_id)[target.seq - 1].payload["from_hand"][0] == swapped
     verdict = store.verify(game_id)
     assert not verdict.ok
     assert verdict.first_bad_seq == target.seq
     assert f"Row {target.seq}" in verdict.message
     assert store.verify(other).ok
-    # the changed transfer no longer folds: the projection check names the game
+    # the game is quarantined: nothing is served from the changed record
+    assert verdict.quarantine is not None and verdict.quarantine["active"]
     assert store.check_projections() == [game_id]
-    with pytest.raises(ReplayMismatch):
+    with pytest.raises(GameQuarantined):
         store.replay(game_id)
+    with pytest.raises(GameQuarantined):
+        store.events(game_id)
     report = store.audit(game_id)
     assert report.verification["first_bad_seq"] == target.seq
     assert f"BROKEN at seq {target.seq}" in report.to_text()

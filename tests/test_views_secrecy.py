@@ -110,6 +110,7 @@ def play_watched(table: Table, seed: int, blind_rate: float = 0.35) -> Watcher:
     return watcher
 
 
+@pytest.mark.rule("PASS-11")
 @pytest.mark.parametrize("ruleset", ["nmjl", "house"])
 @pytest.mark.parametrize("seed", range(12))
 def test_bot_games_leak_nothing(ruleset: str, seed: int) -> None:
@@ -118,6 +119,7 @@ def test_bot_games_leak_nothing(ruleset: str, seed: int) -> None:
     assert watcher.checked > 0
 
 
+@pytest.mark.rule("PASS-11", "NMJL-08")
 @pytest.mark.parametrize("seed", range(6))
 def test_all_blind_bots_leak_nothing(seed: int) -> None:
     # every bot blind-passes whenever it can: long IOU chains, tiles going round
@@ -125,6 +127,7 @@ def test_all_blind_bots_leak_nothing(seed: int) -> None:
     play_watched(table, seed, blind_rate=1.0)
 
 
+@pytest.mark.rule("NMJL-08")
 def test_blind_forwarder_never_sees_what_it_forwarded() -> None:
     table = Table(high_deal(7), "nmjl")
     watcher = Watcher(table)
@@ -156,6 +159,7 @@ def test_blind_forwarder_never_sees_what_it_forwarded() -> None:
     assert "routes" not in redact(resolved, S)["payload"]
 
 
+@pytest.mark.rule("PASS-11", "PASS-09")
 def test_seat_view_shows_own_tiles_and_public_facts_only() -> None:
     table = Table(high_deal(3), "nmjl")
     run(table, confirm(E, [t for t in table.racks[E] if not is_joker(t)][:3]))
@@ -218,6 +222,7 @@ def _check_message(watcher: Watcher, seat: Seat, command: Command, message: str)
     assert not leaked, (message, leaked)
 
 
+@pytest.mark.rule("PASS-11")
 @pytest.mark.parametrize("seed", range(8))
 def test_refusal_messages_never_mention_other_seats_tiles(seed: int) -> None:
     rng = random.Random(seed)

@@ -19,14 +19,15 @@ from fastapi import APIRouter, FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from ..store import GameStore
-from . import routes_director, routes_games, routes_live, routes_meta
+from . import routes_director, routes_games, routes_live, routes_meta, routes_web
 from .botrunner import BotRunner
 from .logs import log
-from .middleware import RequestContext
+from .middleware import DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
 from .notify import Notifier, notifier_for
 from .problems import install
 
 API_VERSION = "v1"
+MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
 
 
 def _store_url(store: Any) -> str | None:
@@ -56,12 +57,19 @@ def create_app(
     *,
     platform_key: str | None = None,
     notifier: Notifier | None = None,
+    max_body_bytes: int | None = None,
 ) -> FastAPI:
-    """The service over ``store`` (default: ``GameStore()`` from ``$CHARLESTON_DATABASE_URL``)."""
+    """The service over ``store`` (default: ``GameStore()`` from ``$CHARLESTON_DATABASE_URL``).
+
+    ``max_body_bytes`` bounds request bodies (default: ``$CHARLESTON_MAX_BODY_BYTES``,
+    else 64 KiB).
+    """
     if store is None:
         store = GameStore()
     if platform_key is None:
         platform_key = os.environ.get("CHARLESTON_PLATFORM_KEY") or None
+    if max_body_bytes is None:
+        max_body_bytes = int(os.environ.get(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
     notifier = notifier or notifier_for(_store_url(store))
 
     app = FastAPI(
@@ -71,7 +79,8 @@ def create_app(
         description=(
             "Seats and the director authenticate with `Authorization: Bearer <token>` "
             "(tokens are returned once, by `POST /v1/games`). Errors are "
-            "`application/problem+json` with `code`, `kind` and `rule`."
+            "`application/problem+json` with `code`, `kind`, `rule` (a rule id of docs/rules.md) "
+            "and `rule_text`."
         ),
         lifespan=lifespan,
     )
@@ -81,7 +90,8 @@ def create_app(
     app.state.bots = BotRunner(store, notifier)
     app.state.platform_key = platform_key
     app.state.roles = {}  # (game id, token digest) -> role
-    app.add_middleware(RequestContext)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(RequestContext)  # outermost: it sees every answer
     install(app)
 
     v1 = APIRouter(prefix=f"/{API_VERSION}")
@@ -89,5 +99,6 @@ def create_app(
         v1.include_router(module.router)
     app.include_router(v1)
     app.include_router(routes_meta.health)
+    routes_web.install(app)
     app.openapi = partial(routes_meta.openapi, app)  # type: ignore[method-assign]
     return app

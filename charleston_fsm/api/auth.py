@@ -19,7 +19,7 @@ from ..seats import SEATS, Seat
 from .problems import forbidden, unauthorized
 
 ROLES = (*(s.value for s in SEATS), "director")
-PLATFORM_RULE = "Games are created by the platform, with its key when one is configured."
+PLATFORM_RULE = "SVC-05"  # games are created by the platform, with its key when one is set
 
 
 def seat_of(role: str) -> Seat | None:

@@ -19,6 +19,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from ..bots import Bot
 from ..seats import Seat
+from ..store import GameQuarantined
 from .logs import game_id_var, log
 from .notify import Notifier
 
@@ -83,6 +84,9 @@ class BotRunner:
                     acted, done = await run_in_threadpool(self._step, game_id, bot)
                 except asyncio.CancelledError:
                     raise
+                except GameQuarantined:
+                    log.warning("bot stops: game quarantined", extra={"role": bot.seat.value})
+                    return
                 except Exception as exc:  # a lost race or a refusal: look again
                     log.info(
                         "bot retries", extra={"role": bot.seat.value, "error": type(exc).__name__}

@@ -4,14 +4,19 @@ The services come from ``request.app.state`` as dependencies. The guards
 (:func:`authenticate`, :func:`director_only`, :func:`seat_only`, :func:`platform_only`)
 are called first thing in a route instead: FastAPI runs dependencies before it validates
 a route's own query, headers and body, and a malformed request is a 400 whoever sends it,
-answered without a credentials lookup.
+answered without a credentials lookup. Routes that take a body name their guard with
+:func:`token_first` as well: FastAPI reads and parses a body before anything else of the
+route, and a body is only worth reading for a caller with a valid token.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..seats import Seat
@@ -21,8 +26,8 @@ from .botrunner import BotRunner
 from .notify import Notifier
 from .problems import forbidden, unauthorized
 
-DIRECTOR_RULE = "Only the tournament director sees every hand, the audit and the diagram."
-SEAT_RULE = "A seat's token acts only for that seat; the director does not play."
+DIRECTOR_RULE = "SVC-05"  # only the director sees every hand, the audit and the diagram
+SEAT_RULE = "SVC-05"  # a seat's token acts only for that seat; the director does not play
 ROLE_CACHE_SIZE = 100_000  # (game id, token digest) -> role, per process
 
 # documents the bearer scheme in OpenAPI; the guards below read the header themselves
@@ -91,3 +96,32 @@ def seat_only(request: Request, game_id: str, refusal: str) -> Seat:
     if seat is None:
         raise forbidden("director_cannot_play", refusal, SEAT_RULE)
     return seat
+
+
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
+
+
+def token_first(guard: Callable[[Request], object]) -> Callable[[Endpoint], Endpoint]:
+    """Run ``guard(request)`` before FastAPI reads the route's body (:class:`TokenFirstRoute`)."""
+
+    def mark(endpoint: Endpoint) -> Endpoint:
+        endpoint.token_guard = guard  # type: ignore[attr-defined]
+        return endpoint
+
+    return mark
+
+
+class TokenFirstRoute(APIRoute):
+    """A route whose endpoint's :func:`token_first` guard runs before its body is read."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        guard = getattr(self.endpoint, "token_guard", None)
+        if guard is None:
+            return handler
+
+        async def guarded(request: Request) -> Response:
+            await run_in_threadpool(guard, request)  # guards may read the store
+            return await handler(request)
+
+        return guarded

@@ -58,6 +58,9 @@ def logging_config(level: str = "INFO") -> dict[str, Any]:
         "disable_existing_loggers": False,
         "formatters": {"json": {"()": JsonLines}},
         "handlers": {"stderr": handler},
+        # everything else too (asyncio's "socket.send() raised exception." when a stream's
+        # client went away mid-burst, say): one format for every line of the process
+        "root": {"handlers": ["stderr"], "level": "WARNING"},
         "loggers": {
             "charleston_fsm": {"handlers": ["stderr"], "level": level, "propagate": False},
             "uvicorn": {"handlers": ["stderr"], "level": level, "propagate": False},

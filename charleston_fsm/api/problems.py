@@ -1,5 +1,7 @@
 """Every error leaves as ``application/problem+json`` (RFC 9457) with ``code`` and ``rule``.
 
+``rule`` is the id of a rule of the rule book (:mod:`charleston_fsm.rulebook`, docs/rules.md)
+and ``rule_text`` its statement; a failure of the service itself names no rule.
 Engine and store refusals keep their own ``code``/``kind``/``rule``/``message``; the
 status comes from the kind: ``rule`` 422, ``not_now`` 409, ``setup`` 422,
 ``not_found`` 404. The service's own problems (tokens, malformed requests) use the same
@@ -10,6 +12,7 @@ can go back to that seat as it is.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
@@ -18,12 +21,27 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import CharlestonError
+from ..rulebook import statement
 from .logs import log
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "urn:charleston-fsm:problem:"
 
-STATUS_OF_KIND = {"rule": 422, "not_now": 409, "setup": 422, "not_found": 404, "conflict": 409}
+STATUS_OF_KIND = {
+    "rule": 422,
+    "not_now": 409,
+    "setup": 422,
+    "not_found": 404,
+    "conflict": 409,
+    "quarantined": 423,  # the game's record failed verify: locked until a director acts
+}
+MAX_DETAIL = 1000  # characters of a problem's detail: an error never echoes a body back
+MAX_QUOTE = 120  # characters of one rejected field's name or message
+
+#: the response header naming the command an answer is about (see ``command_headers``)
+COMMAND_ID_HEADER = "Command-ID"
+#: every character a header may carry as is; anything else (and ``%``) is percent-encoded
+_HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
 
 
 class ApiProblem(Exception):
@@ -55,7 +73,7 @@ def unauthorized(code: str, detail: str) -> ApiProblem:
         code,
         detail,
         kind="auth",
-        rule="Every request names its seat, director or platform with a bearer token.",
+        rule="SVC-05",
         headers={"WWW-Authenticate": f'Bearer realm="charleston-fsm", error="{error}"'},
     )
 
@@ -65,13 +83,16 @@ def forbidden(code: str, detail: str, rule: str) -> ApiProblem:
 
 
 def bad_request(code: str, detail: str) -> ApiProblem:
-    return ApiProblem(
-        400, code, detail, kind="request", rule="Requests follow the OpenAPI document."
-    )
+    return ApiProblem(400, code, detail, kind="request", rule="SVC-02")
 
 
 def _title(code: str) -> str:
     return code.replace("_", " ").capitalize()
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying so: what errors quote stays small."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def problem(
@@ -89,19 +110,67 @@ def problem(
         "type": TYPE_PREFIX + code,
         "title": _title(code),
         "status": status,
-        "detail": detail,
+        "detail": clip(detail, MAX_DETAIL),
         "code": code,
         "kind": kind,
         "rule": rule,
+        "rule_text": statement(rule),
     }
     if instance:
-        body["instance"] = instance
+        body["instance"] = clip(instance, MAX_QUOTE * 2)
     body.update(extra)
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
+def command_headers(command_id: str) -> dict[str, str]:
+    """``Command-ID``: the id percent-encoded, so any id fits a header (unquote to read)."""
+    return {COMMAND_ID_HEADER: quote(command_id, safe=_HEADER_SAFE)}
+
+
+def _problem_for(
+    request: Request,
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    kind: str,
+    rule: str = "",
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """A problem answering ``request``; about a command, it names the command id
+    (body ``command_id``, header ``Command-ID``) so the client can retry it safely."""
+    headers = dict(headers or {})
+    extra: dict[str, Any] = {}
+    command_id = getattr(request.state, "command_id", None)
+    if command_id is not None:
+        extra["command_id"] = command_id
+        headers.update(command_headers(command_id))
+    if code in RETRY_AFTER:
+        headers["Retry-After"] = RETRY_AFTER[code]
+    return problem(
+        status,
+        code,
+        detail,
+        kind=kind,
+        rule=rule,
+        instance=request.url.path,
+        headers=headers or None,
+        **extra,
+    )
+
+
+#: Starlette's own refusals (no route, a body past the limit, a body that is not JSON)
+HTTP_CODES = {
+    400: "invalid_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+}
+
 #: store refusals that are about the service, not the command
-STATUS_OF_CODE = {"store_unavailable": 503, "schema_not_current": 503}
+STATUS_OF_CODE = {"store_unavailable": 503, "outcome_unknown": 503, "schema_not_current": 503}
+#: seconds a client should wait before sending the same command (same id) again
+RETRY_AFTER = {"store_unavailable": "1", "outcome_unknown": "1"}
 
 
 def status_for(error: CharlestonError) -> int:
@@ -109,11 +178,15 @@ def status_for(error: CharlestonError) -> int:
 
 
 def validation_detail(errors: list[Any]) -> str:
-    """Where and what, never the input (a rejected body may hold tiles)."""
+    """Where and what, never the input (a rejected body may hold tiles), each clipped."""
     parts = []
-    for e in errors:
+    for e in errors[:5]:
         loc = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body",))
-        parts.append(f"{loc or 'body'}: {e.get('msg', 'invalid')}")
+        parts.append(
+            f"{clip(loc or 'body', MAX_QUOTE)}: {clip(e.get('msg', 'invalid'), MAX_QUOTE)}"
+        )
+    if len(errors) > 5:
+        parts.append(f"and {len(errors) - 5} more")
     return "; ".join(parts) or "The request is not valid."
 
 
@@ -122,37 +195,30 @@ def install(app: Any) -> None:
     async def _charleston(request: Request, exc: CharlestonError) -> JSONResponse:
         status = status_for(exc)
         log.info("refused", extra={"code": exc.code, "kind": exc.kind, "status": status})
-        return problem(
-            status,
-            exc.code,
-            exc.message,
-            kind=exc.kind,
-            rule=exc.rule,
-            instance=request.url.path,
-        )
+        return _problem_for(request, status, exc.code, exc.message, kind=exc.kind, rule=exc.rule)
 
     @app.exception_handler(ApiProblem)
     async def _api(request: Request, exc: ApiProblem) -> JSONResponse:
-        return problem(
+        return _problem_for(
+            request,
             exc.status,
             exc.code,
             exc.detail,
             kind=exc.kind,
             rule=exc.rule,
-            instance=request.url.path,
             headers=exc.headers,
         )
 
     async def _invalid(request: Request, exc: Exception) -> JSONResponse:
         """A malformed body (FastAPI) or command (pydantic, parsed inside a route)."""
         assert isinstance(exc, RequestValidationError | ValidationError)
-        return problem(
+        return _problem_for(
+            request,
             400,
             "invalid_request",
             validation_detail(list(exc.errors())),
             kind="request",
-            rule="Requests follow the OpenAPI document.",
-            instance=request.url.path,
+            rule="SVC-02",
         )
 
     app.add_exception_handler(RequestValidationError, _invalid)
@@ -160,23 +226,16 @@ def install(app: Any) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        code = HTTP_CODES.get(exc.status_code, "http_error")
         return problem(
             exc.status_code,
             code,
             str(exc.detail),
             kind="not_found" if exc.status_code == 404 else "request",
+            rule="SVC-02",
             instance=request.url.path,
             headers=getattr(exc, "headers", None),
         )
 
-    @app.exception_handler(Exception)
-    async def _crash(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unhandled error", exc_info=exc)
-        return problem(
-            500,
-            "internal_error",
-            "The service failed; the request may be retried with the same command id.",
-            kind="server",
-            instance=request.url.path,
-        )
+    # An unexpected exception is answered by middleware.RequestContext, inside which
+    # the 500 gets the request id, headers and log line of any answer.

@@ -49,6 +49,15 @@ DIAGRAM_TYPES = {
     "dot": "text/vnd.graphviz; charset=utf-8",
     "mermaid": "text/plain; charset=utf-8",
 }
+#: the 200 of a diagram route in the OpenAPI document: one content type per format
+DIAGRAM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The diagram: SVG (default), Graphviz DOT or Mermaid (`?format=`)",
+        "content": {
+            media.split(";")[0]: {"schema": {"type": "string"}} for media in DIAGRAM_TYPES.values()
+        },
+    }
+}
 
 
 def diagram(render: Any, subject: Any, fmt: str) -> Response:

@@ -1,15 +1,28 @@
-"""What only the director's token reads: the audit, the hash chain check, the live diagram."""
+"""What only the director's token reads or does: the audit, verify, the quarantine and
+its lift, the live diagram, and the commands no seat gives."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from .deps import Credentials, StoreDep, director_only
-from .render import diagram
-from .schemas import VerifyResult, problems
+from ..commands import DIRECTOR_COMMANDS
+from ..store.audit import AuditReport
+from .deps import Credentials, NotifierDep, StoreDep, director_only
+from .problems import bad_request
+from .render import DIAGRAM_RESPONSES, diagram
+from .routes_games import command_answer, command_from, command_id_of, execute_with_retries
+from .schemas import (
+    COMMAND_HEADERS,
+    DirectorCommandResult,
+    LiftQuarantine,
+    QuarantineList,
+    QuarantineOut,
+    VerifyResult,
+    problems,
+)
 
 router = APIRouter(tags=["director"])
 
@@ -17,7 +30,15 @@ router = APIRouter(tags=["director"])
 @router.get(
     "/games/{game_id}/audit",
     summary="Audit report (director)",
-    responses=problems(401, 403, 404),
+    response_model=None,
+    responses={
+        200: {
+            "model": AuditReport,
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+            "description": "The report as JSON, or as text with format=text",
+        },
+        **problems(400, 401, 403, 404, 423, 503),
+    },
 )
 def get_audit(
     game_id: str,
@@ -35,24 +56,61 @@ def get_audit(
 
 @router.get(
     "/games/{game_id}/verify",
-    summary="Check the hash chain",
+    summary="Verify the stored record: hashes, head, anchors, projection (quarantines on failure)",
     response_model=None,
-    responses={200: {"model": VerifyResult}, **problems(401, 403, 404)},
+    responses={200: {"model": VerifyResult}, **problems(401, 403, 404, 503)},
+    description=(
+        "The same checks as `charleston-fsm verify`. A failed verify quarantines the game "
+        "(`quarantine` in the answer): its events, views, replay, stream and commands "
+        "answer 423 `game_quarantined` until a director lifts it."
+    ),
 )
 def get_verify(game_id: str, request: Request, store: StoreDep, _: Credentials) -> dict[str, Any]:
     director_only(request, game_id)
-    result = store.verify(game_id)
-    return {
-        "game_id": game_id,
-        "ok": bool(result.ok),
-        "first_bad_seq": result.first_bad_seq,
-        "message": result.message,
-    }
+    return store.verify(game_id).to_dict()
+
+
+@router.get(
+    "/games/{game_id}/quarantine",
+    summary="The game's quarantines, active and lifted (director)",
+    response_model=None,
+    responses={200: {"model": QuarantineList}, **problems(401, 403, 404)},
+)
+def get_quarantine(
+    game_id: str, request: Request, store: StoreDep, _: Credentials
+) -> dict[str, Any]:
+    director_only(request, game_id)
+    return {"game_id": game_id, "quarantines": store.quarantines(game_id)}
+
+
+@router.post(
+    "/games/{game_id}/quarantine/lift",
+    summary="Lift the quarantine once the record verifies again (director)",
+    response_model=None,
+    responses={200: {"model": QuarantineOut}, **problems(400, 401, 403, 404, 409)},
+    description=(
+        "Runs verify first: while the record still fails, the answer is 409 "
+        "`quarantine_not_lifted` with what is still wrong. The lift is recorded with the "
+        "note."
+    ),
+)
+def lift_quarantine(
+    game_id: str,
+    request: Request,
+    store: StoreDep,
+    _: Credentials,
+    body: LiftQuarantine | None = None,
+) -> dict[str, Any]:
+    director_only(request, game_id)
+    note = body.note if body is not None else ""
+    return store.lift_quarantine(game_id, by="director (HTTP)", note=note)
 
 
 @router.get(
     "/games/{game_id}/diagram",
     summary="The ruleset's diagram with this game's active states highlighted",
+    response_class=Response,
+    responses={**DIAGRAM_RESPONSES, **problems(400, 401, 403, 404, 423, 503)},
 )
 def get_game_diagram(
     game_id: str,
@@ -65,3 +123,40 @@ def get_game_diagram(
     from .. import diagrams
 
     return diagram(diagrams.live, store.table(game_id), format)
+
+
+@router.post(
+    "/games/{game_id}/director/commands",
+    summary="A command of the platform or director (close the Ding Dong window)",
+    response_model=None,
+    responses={
+        200: {"model": DirectorCommandResult, "headers": COMMAND_HEADERS},
+        **problems(400, 401, 403, 404, 409, 422, 423, 503),
+    },
+    description=(
+        "Commands no seat gives: `close_ding_dong` (ruleset `four_winds`) ends the window "
+        "in which East may request a Ding Dong. `command_id` or `Idempotency-Key` makes a "
+        "retry safe, as for seats."
+    ),
+)
+def post_director_command(
+    game_id: str,
+    request: Request,
+    store: StoreDep,
+    notifier: NotifierDep,
+    _: Credentials,
+    body: Annotated[dict[str, Any], Body(examples=[{"type": "close_ding_dong"}])],
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> JSONResponse:
+    director_only(request, game_id)
+    body = dict(body)
+    command_id = command_id_of(body.pop("command_id", None), idempotency_key)
+    if body.get("type") not in DIRECTOR_COMMANDS or "seat" in body:
+        raise bad_request(
+            "not_a_director_command",
+            f"The director sends only {', '.join(sorted(DIRECTOR_COMMANDS))}, without a seat; "
+            "seats send their own commands with their tokens.",
+        )
+    command = command_from(body)
+    result = execute_with_retries(store, game_id, command, f"director:{command_id}")
+    return command_answer(store, notifier, game_id, command_id, result, None)

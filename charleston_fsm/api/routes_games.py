@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import secrets
 import time
@@ -15,7 +16,9 @@ from pydantic import ValidationError
 from ..commands import Command, parse_command
 from ..errors import InvalidCommand
 from ..rulesets import get_ruleset
-from ..store import Conflict, ExecuteResult, GameStore
+from ..seats import Seat
+from ..store import Conflict, ExecuteResult, GameStore, OutcomeUnknown
+from ..store.models import MAX_SEQ
 from ..views import director_view, seat_view
 from .auth import ROLES, new_token, seat_of, token_hash
 from .deps import (
@@ -23,15 +26,18 @@ from .deps import (
     Credentials,
     NotifierDep,
     StoreDep,
+    TokenFirstRoute,
     authenticate,
     platform_only,
     seat_only,
+    token_first,
 )
 from .logs import log
-from .problems import ApiProblem, bad_request, forbidden, validation_detail
+from .problems import ApiProblem, bad_request, command_headers, forbidden, validation_detail
 from .render import event_out
 from .schemas import (
     COMMAND_EXAMPLES,
+    COMMAND_HEADERS,
     CommandResult,
     CreatedGame,
     CreateGame,
@@ -42,8 +48,21 @@ from .schemas import (
 )
 
 MAX_RACE_RETRIES = 6
+MAX_COMMAND_ID = 100  # the store keeps "<seat>:<id>" in 128 characters
+DIRECTOR_PLAYS = "The director's token cannot send commands."
+AFTER = Query(ge=0, le=MAX_SEQ, description="Only events after this seq")
 
-router = APIRouter(tags=["games"])
+router = APIRouter(tags=["games"], route_class=TokenFirstRoute)
+
+
+def _command_guard(request: Request) -> None:
+    """A seat's token of this game, checked before the body is read. Until the body is
+    read, the only command id a refusal can name is an ``Idempotency-Key`` header's."""
+    key = request.headers.get("Idempotency-Key")
+    if key:
+        with contextlib.suppress(ApiProblem):
+            request.state.command_id = command_id_of(None, key)
+    seat_only(request, request.path_params["game_id"], DIRECTOR_PLAYS)
 
 
 @router.post(
@@ -51,8 +70,9 @@ router = APIRouter(tags=["games"])
     status_code=201,
     summary="Create a game; returns one token per seat and one for the director",
     response_model=None,
-    responses={201: {"model": CreatedGame}, **problems(400, 401, 403, 422)},
+    responses={201: {"model": CreatedGame}, **problems(400, 401, 403, 413, 422, 503)},
 )
+@token_first(platform_only)
 def create_game(
     body: CreateGame, request: Request, store: StoreDep, _: Credentials
 ) -> JSONResponse:
@@ -63,7 +83,7 @@ def create_game(
             "seed_or_hands",
             "Give either a seed or explicit hands, not both.",
             kind="setup",
-            rule="A game's deal is a shuffled seed or explicit hands.",
+            rule="SVC-03",
         )
     ruleset = get_ruleset(body.ruleset)
     options = ruleset.options(body.options)
@@ -105,7 +125,7 @@ def create_game(
     "/games/{game_id}",
     summary="The table as the token's holder sees it (seat view or director view)",
     response_model=None,
-    responses={200: {"model": GameView}, **problems(401, 404)},
+    responses={200: {"model": GameView}, **problems(401, 404, 423, 503)},
 )
 def get_game(game_id: str, request: Request, store: StoreDep, _: Credentials) -> dict[str, Any]:
     role = authenticate(request, game_id)
@@ -116,14 +136,20 @@ def get_game(game_id: str, request: Request, store: StoreDep, _: Credentials) ->
     "/games/{game_id}/commands",
     summary="Send a command for the token's seat (idempotent by command id)",
     response_model=None,
-    responses={200: {"model": CommandResult}, **problems(400, 401, 403, 404, 409, 422)},
+    responses={
+        200: {"model": CommandResult, "headers": COMMAND_HEADERS},
+        **problems(400, 401, 403, 404, 409, 413, 422, 423, 503),
+    },
     description=(
         "The body is an engine command without `seat` (the seat comes from the token), "
         "plus an optional `command_id`; the `Idempotency-Key` header may carry it "
         "instead. Sending the same command id again returns the first result "
-        "(`duplicate: true`) and stores nothing. Command ids are scoped per seat."
+        "(`duplicate: true`) and stores nothing. Command ids are scoped per seat. Every "
+        "answer names the id (`command_id`, header `Command-ID`); a 503 `outcome_unknown` "
+        "may be stored: send the same id again to learn which (docs/api.md, the retry rule)."
     ),
 )
+@token_first(_command_guard)
 def post_command(
     game_id: str,
     request: Request,
@@ -133,10 +159,19 @@ def post_command(
     body: Annotated[dict[str, Any], Body(openapi_examples=COMMAND_EXAMPLES)],
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> JSONResponse:
-    seat = seat_only(request, game_id, "The director's token cannot send commands.")
-    role = seat.value
     body = dict(body)
-    command_id = _command_id(body.pop("command_id", None), idempotency_key)
+    sent_id = body.pop("command_id", None)
+    # Every answer names the command id (problems via request.state) once the body is
+    # read, which is after the token is checked; a malformed id is refused.
+    try:
+        command_id = command_id_of(sent_id, idempotency_key)
+    except ApiProblem as malformed:  # refused after the token check, and naming no id
+        request.state.command_id = None
+        seat_only(request, game_id, DIRECTOR_PLAYS)
+        raise malformed from None
+    request.state.command_id = command_id
+    seat = seat_only(request, game_id, DIRECTOR_PLAYS)
+    role = seat.value
     claimed = body.pop("seat", None)
     if claimed is not None and claimed != role:
         raise forbidden(
@@ -145,29 +180,57 @@ def post_command(
             SEAT_RULE,
         )
     request.state.command = str(body.get("type", ""))[:40]
+    command = command_from({**body, "seat": role})
+    result = execute_with_retries(store, game_id, command, f"{role}:{command_id}")
+    return command_answer(store, notifier, game_id, command_id, result, seat)
+
+
+def command_from(body: dict[str, Any]) -> Command:
+    """The engine command a request body names (a 422 ``invalid_command`` if none)."""
     try:
-        command = parse_command({**body, "seat": role})
+        return parse_command(body)
     except ValidationError as exc:
         raise InvalidCommand(
             f"Not a valid command: {validation_detail(list(exc.errors()))}."
         ) from None
-    result = _execute(store, game_id, command, f"{role}:{command_id}")
-    events = list(result.events)
-    if events and not result.duplicate:
-        notifier.publish(game_id, max(e.seq for e in events))
-    return JSONResponse(
-        {
+
+
+def command_answer(
+    store: GameStore,
+    notifier: Any,
+    game_id: str,
+    command_id: str,
+    result: ExecuteResult,
+    seat: Seat | None,
+) -> JSONResponse:
+    """The answer to a stored command (a seat's, or the director's when ``seat`` is None)."""
+    role = seat.value if seat else "director"
+    # Committed: from here on, a failure must not read as "nothing was stored".
+    try:
+        events = list(result.events)
+        if events and not result.duplicate:
+            notifier.publish(game_id, max(e.seq for e in events))
+        answer = {
             "game_id": game_id,
             "command_id": command_id,
             "duplicate": bool(result.duplicate),
             "events": [event_out(e, role) for e in events],
-            "view": store.view(game_id, seat),
-        },
-        headers={"Idempotent-Replayed": "true"} if result.duplicate else None,
-    )
+            "view": store.view_of(result.snapshot, seat),  # the committed table, no re-read
+        }
+    except Exception:
+        log.exception("answer failed after the commit")
+        raise OutcomeUnknown(
+            "The command was stored, but the service failed while building the answer. "
+            "Send the same command with the same command id again to get it: it is "
+            "applied at most once."
+        ) from None
+    headers = command_headers(command_id)
+    if result.duplicate:
+        headers["Idempotent-Replayed"] = "true"
+    return JSONResponse(answer, headers=headers)
 
 
-def _command_id(sent: Any, idempotency_key: str | None) -> str:
+def command_id_of(sent: Any, idempotency_key: str | None) -> str:
     """The client's id from the body or ``Idempotency-Key`` (a made-up one without)."""
     if sent is not None and not isinstance(sent, str | int):
         raise bad_request("invalid_command_id", "command_id must be a string.")
@@ -177,12 +240,21 @@ def _command_id(sent: Any, idempotency_key: str | None) -> str:
             "command_id_mismatch", "The Idempotency-Key header and command_id differ."
         )
     command_id = command_id or idempotency_key or f"auto-{uuid.uuid4().hex}"
-    if len(command_id) > 100:
-        raise bad_request("invalid_command_id", "A command id has at most 100 characters.")
+    if len(command_id) > MAX_COMMAND_ID:
+        raise bad_request(
+            "invalid_command_id", f"A command id has at most {MAX_COMMAND_ID} characters."
+        )
+    if not command_id.isprintable():
+        raise bad_request(
+            "invalid_command_id",
+            "A command id is printable text: no control characters (such as NUL).",
+        )
     return command_id
 
 
-def _execute(store: GameStore, game_id: str, command: Command, command_id: str) -> ExecuteResult:
+def execute_with_retries(
+    store: GameStore, game_id: str, command: Command, command_id: str
+) -> ExecuteResult:
     """``store.execute``, sent again while other commands of the game win the race.
 
     Nothing was stored for a lost race (the store's contract for ``Conflict``).
@@ -199,14 +271,14 @@ def _execute(store: GameStore, game_id: str, command: Command, command_id: str) 
     "/games/{game_id}/events",
     summary="The game's events, redacted",
     response_model=None,
-    responses={200: {"model": EventList}, **problems(401, 404)},
+    responses={200: {"model": EventList}, **problems(400, 401, 404, 423, 503)},
 )
 def get_events(
     game_id: str,
     request: Request,
     store: StoreDep,
     _: Credentials,
-    after: Annotated[int, Query(ge=0, description="Only events after this seq")] = 0,
+    after: Annotated[int, AFTER] = 0,
 ) -> dict[str, Any]:
     role = authenticate(request, game_id)
     events = store.events(game_id, after=after)
@@ -222,7 +294,7 @@ def get_events(
     "/games/{game_id}/replay",
     summary="The table rebuilt from the events up to seq N",
     response_model=None,
-    responses={200: {"model": Replay}, **problems(401, 404)},
+    responses={200: {"model": Replay}, **problems(400, 401, 404, 423, 503)},
     description=(
         "The director gets the director view of the replayed table; a seat gets its "
         "own seat view of it (what it saw at that moment), never anyone else's."
@@ -233,7 +305,7 @@ def get_replay(
     request: Request,
     store: StoreDep,
     _: Credentials,
-    seq: Annotated[int | None, Query(ge=1, description="Last seq to fold")] = None,
+    seq: Annotated[int | None, Query(ge=1, le=MAX_SEQ, description="Last seq to fold")] = None,
 ) -> dict[str, Any]:
     role = authenticate(request, game_id)
     table = store.replay(game_id, at=seq)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -10,10 +11,15 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from ..store import GameQuarantined
+from ..store.models import MAX_SEQ
 from .deps import BotsDep, Credentials, NotifierDep, StoreDep, authenticate, seat_only
+from .problems import bad_request, status_for
 from .render import event_out
+from .schemas import BotStarted, BotStopped, problems
 
 STREAM_POLL_SECONDS = 15.0  # safety re-read when no notification arrives
+SEQ_TEXT = re.compile(r"^[0-9]{1,10}$")  # ASCII digits only: int() also takes "٣" and "1_0"
 BOT_REFUSAL = "Only a seat's own token hands it to a bot."
 
 router = APIRouter(tags=["games"])
@@ -24,6 +30,8 @@ router = APIRouter(tags=["games"])
     "/games/{game_id}/bot",
     status_code=202,
     summary="Hand the token's seat to a bot (it plays from that seat's view only)",
+    response_model=None,
+    responses={202: {"model": BotStarted}, **problems(400, 401, 403, 404, 423, 503)},
     description=(
         "The bot runs in the service process that took the request and plays until "
         "the Charleston is over and it has nothing left to do. It is not persisted: "
@@ -33,16 +41,23 @@ router = APIRouter(tags=["games"])
 async def start_bot(
     game_id: str,
     request: Request,
+    store: StoreDep,
     bots: BotsDep,
     _: Credentials,
     seed: Annotated[int | None, Query(description="The bot's random seed")] = None,
 ) -> dict[str, Any]:
     seat = await run_in_threadpool(seat_only, request, game_id, BOT_REFUSAL)
+    await run_in_threadpool(store.ensure_open, game_id)
     started = bots.start(game_id, seat, seed)
     return {"game_id": game_id, "seat": seat.value, "bot": "playing", "started": started}
 
 
-@router.delete("/games/{game_id}/bot", summary="Take the seat back from its bot")
+@router.delete(
+    "/games/{game_id}/bot",
+    summary="Take the seat back from its bot",
+    response_model=None,
+    responses={200: {"model": BotStopped}, **problems(401, 403, 404, 503)},
+)
 async def stop_bot(game_id: str, request: Request, bots: BotsDep, _: Credentials) -> dict[str, Any]:
     seat = await run_in_threadpool(seat_only, request, game_id, BOT_REFUSAL)
     stopped = await bots.stop(game_id, seat)
@@ -56,9 +71,17 @@ async def stop_bot(game_id: str, request: Request, bots: BotsDep, _: Credentials
     description=(
         "Each SSE message is one stored event (`id` = seq, `event` = type, `data` = the "
         "event as GET /events shows it to this token). Resume with `Last-Event-ID` or "
-        "`?after=seq`."
+        "`?after=seq`. A game quarantined while streaming ends its stream with one "
+        "`game_quarantined` message (the problem document)."
     ),
     response_class=EventSourceResponse,
+    responses={
+        200: {
+            "description": "The stream: `subscribed`, then one message per stored event",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        **problems(400, 401, 404, 423, 503),
+    },
 )
 async def stream(
     game_id: str,
@@ -66,13 +89,12 @@ async def stream(
     store: StoreDep,
     notifier: NotifierDep,
     _: Credentials,
-    after: Annotated[int | None, Query(ge=0)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> EventSourceResponse:
     role = await run_in_threadpool(authenticate, request, game_id)
-    start = after if after is not None else 0
-    if after is None and last_event_id and last_event_id.isdigit():
-        start = int(last_event_id)
+    await run_in_threadpool(store.ensure_open, game_id)
+    start = after if after is not None else _resume_from(last_event_id)
     sub = notifier.subscribe(game_id)
 
     async def messages() -> AsyncIterator[ServerSentEvent]:
@@ -83,7 +105,12 @@ async def stream(
                 event="subscribed",
             )
             while True:
-                for stored in await run_in_threadpool(store.events, game_id, last):
+                try:
+                    stored_events = await run_in_threadpool(store.events, game_id, last)
+                except GameQuarantined as exc:
+                    yield ServerSentEvent(data=json.dumps(_problem(exc)), event=exc.code)
+                    return
+                for stored in stored_events:
                     yield ServerSentEvent(
                         data=json.dumps(event_out(stored, role)),
                         event=stored.type,
@@ -95,3 +122,27 @@ async def stream(
             notifier.unsubscribe(sub)
 
     return EventSourceResponse(messages(), ping=10)
+
+
+def _problem(exc: GameQuarantined) -> dict[str, Any]:
+    """The refusal as a stream's last message (headers are long gone by then)."""
+    return {
+        "status": status_for(exc),
+        "code": exc.code,
+        "kind": exc.kind,
+        "detail": exc.message,
+        "rule": exc.rule,
+    }
+
+
+def _resume_from(last_event_id: str | None) -> int:
+    """The seq in ``Last-Event-ID`` (the ``id`` of a message this stream sent), else 0."""
+    if not last_event_id:
+        return 0
+    if not SEQ_TEXT.match(last_event_id) or int(last_event_id) > MAX_SEQ:
+        raise bad_request(
+            "invalid_last_event_id",
+            f"Last-Event-ID is the id of a message of this stream: a seq, 0 to {MAX_SEQ} "
+            "in ASCII digits.",
+        )
+    return int(last_event_id)

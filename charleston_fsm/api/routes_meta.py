@@ -8,13 +8,13 @@ from fastapi import APIRouter, FastAPI, Query
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 
-from ..errors import UnknownRuleset
-from ..rulesets import RULESETS, Options, Ruleset
+from ..errors import JokerPassed, UnknownRuleset
+from ..rulesets import RULESETS, Ruleset
 from .deps import NotifierDep, StoreDep
 from .logs import log
 from .problems import ApiProblem, problem
-from .render import diagram
-from .schemas import Problem
+from .render import DIAGRAM_RESPONSES, diagram
+from .schemas import Health, Problem, Ready, RulesetInfo, RulesetList, problem_response, problems
 
 router = APIRouter(tags=["rulesets"])  # under /v1
 health = APIRouter(tags=["health"])  # at the root, for probes
@@ -22,12 +22,13 @@ health = APIRouter(tags=["health"])  # at the root, for probes
 
 # -- rulesets and diagrams ------------------------------------------------------------------
 def ruleset_out(ruleset: Ruleset) -> dict[str, Any]:
-    schema = Options.model_json_schema()
+    family = type(ruleset.defaults)  # each chart family has its own options
+    schema = family.model_json_schema()
     props = schema.get("properties", {})
     defs = schema.get("$defs", {})
     defaults = ruleset.defaults.model_dump(mode="json")
     options: dict[str, Any] = {}
-    for name in Options.model_fields:
+    for name in family.model_fields:
         prop = props.get(name, {})
         ref = prop.get("$ref", "").rsplit("/", 1)[-1]
         enum = defs.get(ref, {}).get("enum") if ref else prop.get("enum")
@@ -54,6 +55,7 @@ def ruleset_out(ruleset: Ruleset) -> dict[str, Any]:
             for state_id, step in ruleset.steps.items()
         ],
         "links": {"diagram": f"/v1/rulesets/{ruleset.name}/diagram"},
+        "joker_rule": {"rule": JokerPassed.rule, "message": JokerPassed.MESSAGE},
     }
 
 
@@ -70,17 +72,32 @@ def known_ruleset(name: str) -> Ruleset:
     return RULESETS[name]
 
 
-@router.get("/rulesets", summary="Rulesets with their options and defaults")
+@router.get(
+    "/rulesets",
+    summary="Rulesets with their options and defaults",
+    response_model=None,
+    responses={200: {"model": RulesetList}},
+)
 def list_rulesets() -> dict[str, Any]:
     return {"rulesets": [ruleset_out(r) for r in RULESETS.values()]}
 
 
-@router.get("/rulesets/{name}", summary="One ruleset")
+@router.get(
+    "/rulesets/{name}",
+    summary="One ruleset",
+    response_model=None,
+    responses={200: {"model": RulesetInfo}, **problems(404)},
+)
 def get_ruleset_route(name: str) -> dict[str, Any]:
     return ruleset_out(known_ruleset(name))
 
 
-@router.get("/rulesets/{name}/diagram", summary="The ruleset's state diagram")
+@router.get(
+    "/rulesets/{name}/diagram",
+    summary="The ruleset's state diagram",
+    response_class=Response,
+    responses={**DIAGRAM_RESPONSES, **problems(400, 404, 503)},
+)
 def get_ruleset_diagram(
     name: str,
     format: Annotated[str, Query(description="svg, dot or mermaid")] = "svg",
@@ -91,25 +108,30 @@ def get_ruleset_diagram(
 
 
 # -- health ---------------------------------------------------------------------------------
-@health.get("/healthz", summary="The process answers")
+@health.get(
+    "/healthz",
+    summary="The process answers",
+    response_model=None,
+    responses={200: {"model": Health}},
+)
 def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@health.get("/readyz", summary="Database reachable, schema current")
+@health.get(
+    "/readyz",
+    summary="Database reachable, schema current",
+    response_model=None,
+    responses={200: {"model": Ready}, **problems(503)},
+)
 def readyz(store: StoreDep, notifier: NotifierDep) -> Response:
     try:
-        status = store.schema_status()
+        schema = store.schema_state()
     except Exception as exc:
         log.warning("database unreachable", extra={"error": type(exc).__name__})
         return problem(503, "database_unreachable", "The database does not answer.", kind="server")
-    if status != "current":
-        return problem(
-            503,
-            f"schema_{status}",
-            f"The database schema is {status}: run 'charleston-fsm migrate'.",
-            kind="server",
-        )
+    if not schema.current:
+        return problem(503, f"schema_{schema.status}", schema.message, kind="server")
     if not notifier.healthy:
         return problem(
             503,
@@ -118,7 +140,7 @@ def readyz(store: StoreDep, notifier: NotifierDep) -> Response:
             kind="server",
         )
     return JSONResponse(
-        {"status": "ready", "schema": status, "notifier": notifier.kind},
+        {"status": "ready", "schema": schema.status, "notifier": notifier.kind},
     )
 
 
@@ -139,13 +161,9 @@ def openapi(app: FastAPI) -> dict[str, Any]:
             default = responses.get("422", {}).get("content", {}).get("application/json", {})
             if default.get("schema", {}).get("$ref", "").endswith("/HTTPValidationError"):
                 del responses["422"]
-                responses.setdefault(
-                    "400",
-                    {
-                        "description": "Malformed request",
-                        "content": {"application/problem+json": {"schema": problem_ref}},
-                    },
-                )
+                responses.setdefault("400", problem_response(400))
+            # any operation may fail unexpectedly: RequestContext answers it
+            responses.setdefault("500", problem_response(500))
             for response in responses.values():
                 content = response.get("content", {})
                 if "application/problem+json" in content:

@@ -1,17 +1,41 @@
 """Request bodies, and response shapes for the OpenAPI document.
 
-The response models are documentation only (handlers return JSON). Views are documented
-loosely (``dict``): their fields are those of :func:`charleston_fsm.views.seat_view` and
-:func:`charleston_fsm.views.director_view`.
+The response models document what handlers return (as JSON, without a second validation:
+the views are already built by their models in :mod:`charleston_fsm.views`).
+``tests/test_api_schema.py`` checks every answer of a played game against them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ..seats import Seat
+from ..charts.four_winds import FourWindsOptions
+from ..rulesets import Options
+from ..seats import Direction, Seat
+from ..tiles import HAND_SIZE
+from ..view_models import DirectorView, RulesetName, SeatView, StateId
+
+SeatRole = Literal["east", "south", "west", "north"]
+Role = Literal[SeatRole, "director"]
+
+MAX_NAME = 64  # a player's display name, an option's name or text value
+MAX_OPTIONS = 16  # overrides in one options document (the ruleset has 4 options)
+MAX_HAND = max(HAND_SIZE.values())  # tiles dealt to East
+MAX_SEED = 2**62  # a float in JSON Schema: exactly representable
+
+
+def _printable(text: str) -> str:
+    if not text.isprintable():
+        raise ValueError("must be printable text, without control characters such as NUL")
+    return text
+
+
+#: a short text the store keeps (names): PostgreSQL refuses NUL in text
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(_printable)]
+#: an option's value: options are flags and choices, never documents
+OptionValue = bool | int | Annotated[str, Field(max_length=MAX_NAME)] | None
 
 
 # -- request bodies -----------------------------------------------------------------------
@@ -27,13 +51,17 @@ class CreateGame(BaseModel):
             ]
         },
     )
-    ruleset: str = Field("nmjl", description="One of GET /v1/rulesets.")
-    options: dict[str, Any] | None = Field(None, description="Overrides of the ruleset's options.")
-    seed: int | None = Field(None, description="Reproducible shuffled deal (random if omitted).")
-    hands: dict[Seat, list[int]] | None = Field(
+    ruleset: Name = Field("nmjl", description="One of GET /v1/rulesets.")
+    options: dict[Name, OptionValue] | None = Field(
+        None, max_length=MAX_OPTIONS, description="Overrides of the ruleset's options."
+    )
+    seed: int | None = Field(
+        None, ge=0, le=MAX_SEED, description="Reproducible shuffled deal (random if omitted)."
+    )
+    hands: dict[Seat, Annotated[list[int], Field(max_length=MAX_HAND)]] | None = Field(
         None, description="Explicit deal: tile ids per seat (East 14, others 13)."
     )
-    players: dict[Seat, str] | None = Field(None, description="Display names per seat.")
+    players: dict[Seat, Name] | None = Field(None, description="Display names per seat.")
 
 
 #: a command body is an engine command without ``seat``: documented by examples
@@ -64,25 +92,52 @@ class Problem(BaseModel):
     detail: str = Field(examples=["First Charleston: pass Right is exactly 3 tile(s)."])
     code: str = Field(examples=["wrong_count"])
     kind: str = Field(examples=["rule"], description="rule, not_now, setup, not_found, auth …")
-    rule: str = Field(examples=["A standard pass is exactly 3 tiles; a courtesy pass 0-3."])
+    rule: str = Field(
+        examples=["PASS-01"],
+        description="The id of the rule the refusal enforces (docs/rules.md); empty when "
+        "the service itself failed.",
+    )
+    rule_text: str = Field(
+        examples=["A standard pass is exactly 3 tiles; any other count is refused."],
+        description="The statement of that rule.",
+    )
     instance: str | None = None
+    command_id: str | None = Field(
+        None, description="On an answer to a command: its id (send it again to retry safely)"
+    )
 
 
 class CreatedGame(BaseModel):
     game_id: str
-    ruleset: str
-    options: dict[str, Any]
-    tokens: dict[str, str] = Field(
+    ruleset: RulesetName
+    options: Options | FourWindsOptions = Field(
+        description="The game's options: the ruleset's, with overrides."
+    )
+    tokens: dict[Role, str] = Field(
         description="One secret per seat (east, south, west, north) and one for the director. "
         "Shown once; the service keeps only their SHA-256."
     )
-    links: dict[str, str]
+    links: dict[Literal["self", "commands", "events", "stream"], str]
 
 
-class GameView(BaseModel):
+class SeatGameView(BaseModel):
+    """The table as a seat sees it."""
+
     game_id: str
-    role: str = Field(description="east, south, west, north or director")
-    view: dict[str, Any] = Field(description="seat_view for a seat, director_view for the director")
+    role: SeatRole = Field(description="The token's seat.")
+    view: SeatView = Field(description="The seat's own view.")
+
+
+class DirectorGameView(BaseModel):
+    """The table as the director sees it."""
+
+    game_id: str
+    role: Literal["director"] = Field(description="The director's token.")
+    view: DirectorView = Field(description="Everything at the table.")
+
+
+#: ``GET /v1/games/{id}``: the seat view for a seat's token, the director view for the director's
+GameView = Annotated[SeatGameView | DirectorGameView, Field(discriminator="role")]
 
 
 class EventOut(BaseModel):
@@ -108,21 +163,188 @@ class CommandResult(BaseModel):
     command_id: str
     duplicate: bool = Field(description="True when this command id was already stored")
     events: list[EventOut]
-    view: dict[str, Any] = Field(description="The seat's view after the command")
+    view: SeatView = Field(description="The seat's view after the command")
 
 
-class Replay(BaseModel):
+class DirectorCommandResult(BaseModel):
+    """The answer to a command of the platform or director (``close_ding_dong``)."""
+
     game_id: str
-    role: str
+    command_id: str
+    duplicate: bool = Field(description="True when this command id was already stored")
+    events: list[EventOut]
+    view: DirectorView = Field(description="The director's view after the command")
+
+
+class SeatReplay(BaseModel):
+    """A seat's own view of the table as it was at ``seq``."""
+
+    game_id: str
+    role: SeatRole
+    seq: int | None = Field(description="The last seq folded; null: all of them.")
+    view: SeatView
+
+
+class DirectorReplay(BaseModel):
+    """The director's view of the table as it was at ``seq``."""
+
+    game_id: str
+    role: Literal["director"]
+    seq: int | None = Field(description="The last seq folded; null: all of them.")
+    view: DirectorView
+
+
+Replay = Annotated[SeatReplay | DirectorReplay, Field(discriminator="role")]
+
+
+class FindingOut(BaseModel):
+    kind: str = Field(
+        description="missing_rows, beyond_head, bad_link, changed_row, reordered_row, "
+        "retyped_row, head_mismatch, replay_failed, projection_missing, projection_differs, "
+        "anchor_bad_signature, anchor_foreign_key, anchor_row_gone, anchor_differs, "
+        "anchor_missing"
+    )
     seq: int | None
-    view: dict[str, Any]
+    message: str
+
+
+class QuarantineOut(BaseModel):
+    game_id: str
+    number: int
+    active: bool
+    since: str
+    findings: list[FindingOut]
+    lifted_at: str | None
+    lifted_by: str | None
+    lift_note: str | None
 
 
 class VerifyResult(BaseModel):
+    """The same verdict as ``charleston-fsm verify``: hashes, head, anchors, projection."""
+
     game_id: str
     ok: bool
     first_bad_seq: int | None
     message: str
+    findings: list[FindingOut]
+    checked: int = Field(description="Event rows that exist (all checked)")
+    recorded_seq: int = Field(description="The last seq the game records")
+    head_hash: str | None = Field(description="Hash of the last stored row")
+    anchored_seq: int | None = Field(description="Seq of the newest stored anchor")
+    anchors_checked: int
+    quarantine: QuarantineOut | None = Field(description="The active quarantine, if any")
+
+
+class QuarantineList(BaseModel):
+    game_id: str
+    quarantines: list[QuarantineOut] = Field(description="Active and lifted, oldest first")
+
+
+class LiftQuarantine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    note: str = Field(
+        "", max_length=1000, description="What was repaired, for the record of the lift"
+    )
+
+
+#: the headers of every answer to a command (the id also names problems)
+COMMAND_HEADERS = {
+    "Command-ID": {
+        "description": "The command id (the client's or a made-up one), percent-encoded",
+        "schema": {"type": "string"},
+    },
+    "Idempotent-Replayed": {
+        "description": "`true` when the id was already stored (a duplicate)",
+        "schema": {"type": "string"},
+    },
+}
+
+
+class BotStarted(BaseModel):
+    game_id: str
+    seat: Seat
+    bot: Literal["playing"]
+    started: bool = Field(description="False when a bot already plays the seat here.")
+
+
+class BotStopped(BaseModel):
+    game_id: str
+    seat: Seat
+    stopped: bool = Field(description="False when no bot played the seat here.")
+
+
+class OptionInfo(BaseModel):
+    type: Literal["string", "boolean", "integer"]
+    default: str | bool | int
+    choices: list[str] | None = Field(None, description="The values a string option takes.")
+
+
+class RulesetStep(BaseModel):
+    state: StateId
+    label: str
+    participants: list[Seat]
+    direction: Direction | None = Field(description="null: a pair swaps (courtesy).")
+    count: int | None = Field(description="Exact tiles per seat; null: 0-3, settled at the table.")
+    blind: bool
+    courtesy: bool
+
+
+class JokerRule(BaseModel):
+    """Why a joker cannot be lifted for a pass: a page says it before any refusal."""
+
+    rule: str = Field(description="The rule's id in the rule book (docs/rules.md).")
+    message: str = Field(description="The refusal's exact words.")
+
+
+class RulesetInfo(BaseModel):
+    name: RulesetName
+    title: str
+    description: str
+    options: dict[str, OptionInfo] = Field(description="Every option, its type and default.")
+    steps: list[RulesetStep]
+    links: dict[Literal["diagram"], str]
+    joker_rule: JokerRule
+
+
+class RulesetList(BaseModel):
+    rulesets: list[RulesetInfo]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Ready(BaseModel):
+    status: Literal["ready"]
+    schema_: Literal["current"] = Field(alias="schema")
+    notifier: Literal["in-process", "postgres-listen"] = Field(
+        description="How live updates reach streams: in-process, or PostgreSQL LISTEN/NOTIFY."
+    )
+
+
+PROBLEM_DESCRIPTIONS = {
+    400: "Malformed request",
+    401: "Missing or unknown token",
+    403: "The token does not allow this",
+    404: "No such game, event or ruleset",
+    409: "Not valid now (kind not_now) or a reused command id",
+    413: "The request body is larger than the service's limit",
+    422: "A rule refusal (kind rule) or a bad setup (kind setup)",
+    423: "The game is quarantined (code game_quarantined): its stored record failed verify; "
+    "a director must repair it and lift the quarantine",
+    500: "The service failed unexpectedly (the problem names the request id)",
+    503: "Not available now (database, schema, Graphviz): retry later",
+}
+
+
+def problem_response(status: int) -> dict[str, Any]:
+    """One problem+json entry of an OpenAPI ``responses`` object."""
+    return {
+        "description": PROBLEM_DESCRIPTIONS[status],
+        "content": {
+            "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}
+        },
+    }
 
 
 def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -131,15 +353,7 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
         status: {
             "model": Problem,
             "content": {"application/problem+json": {}},
-            "description": {
-                400: "Malformed request",
-                401: "Missing or unknown token",
-                403: "The token does not allow this",
-                404: "No such game, event or ruleset",
-                409: "Not valid now (kind not_now) or a reused command id",
-                422: "A rule refusal (kind rule) or a bad setup (kind setup)",
-                503: "Not available now",
-            }[status],
+            "description": PROBLEM_DESCRIPTIONS[status],
         }
         for status in statuses
     }

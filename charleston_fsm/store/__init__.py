@@ -3,6 +3,9 @@
 See ``docs/architecture.md`` (the contract) and ``docs/store.md`` (schema and queries).
 """
 
+from .anchors import ANCHOR_EVERY, Anchor, AnchorKey, load_key
+from .anchors import read_file as read_anchor_file
+from .anchors import write_file as write_anchor_file
 from .audit import AuditReport, Confirmation, PassAudit, Transfer
 from .bots import play_bots
 from .errors import (
@@ -10,7 +13,10 @@ from .errors import (
     Conflict,
     EventNotFound,
     GameNotFound,
+    GameQuarantined,
     InvalidGameSetup,
+    OutcomeUnknown,
+    QuarantineNotLifted,
     SchemaNotCurrent,
     StoreError,
     StoreUnavailable,
@@ -20,29 +26,38 @@ from .game_store import (
     ExecuteResult,
     GameStore,
     GameSummary,
-    StoredEvent,
-    Verification,
-    alembic_config,
 )
 from .hashing import hash_token
+from .rows import StoredEvent
+from .schema import SchemaState, SchemaStatus, alembic_config
 from .urls import DEFAULT_URL, ENV_VAR, resolve_url
+from .verify import Finding, Verification
 
 __all__ = [
+    "ANCHOR_EVERY",
     "DEFAULT_URL",
     "ENV_VAR",
     "NOTIFY_CHANNEL",
+    "Anchor",
+    "AnchorKey",
     "AuditReport",
     "CommandIdConflict",
     "Confirmation",
     "Conflict",
     "EventNotFound",
     "ExecuteResult",
+    "Finding",
     "GameNotFound",
+    "GameQuarantined",
     "GameStore",
     "GameSummary",
     "InvalidGameSetup",
+    "OutcomeUnknown",
     "PassAudit",
+    "QuarantineNotLifted",
     "SchemaNotCurrent",
+    "SchemaState",
+    "SchemaStatus",
     "StoreError",
     "StoreUnavailable",
     "StoredEvent",
@@ -50,6 +65,9 @@ __all__ = [
     "Verification",
     "alembic_config",
     "hash_token",
+    "load_key",
     "play_bots",
+    "read_anchor_file",
     "resolve_url",
+    "write_anchor_file",
 ]

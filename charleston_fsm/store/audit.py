@@ -16,9 +16,15 @@ from ..tiles import describe
 from .hashing import canonical_time
 
 if TYPE_CHECKING:
-    from .game_store import StoredEvent, Verification
+    from .rows import StoredEvent
+    from .verify import Verification
 
-_ACTIONS = {"pass_confirmed": "confirmed", "pass_changed": "changed", "pass_withdrawn": "withdrawn"}
+_ACTIONS = {
+    "pass_confirmed": "confirmed",
+    "pass_changed": "changed",
+    "pass_withdrawn": "withdrawn",
+    "ding_dong_given": "gives",
+}
 
 
 @dataclass
@@ -72,6 +78,7 @@ class AuditReport:
     courtesy_agreements: list[dict[str, Any]] = field(default_factory=list)
     placements: list[dict[str, Any]] = field(default_factory=list)
     declarations: list[dict[str, Any]] = field(default_factory=list)
+    ding_dong: list[dict[str, Any]] = field(default_factory=list)  # requests, Ready, closing
     ended: dict[str, Any] | None = None
     verification: dict[str, Any] = field(default_factory=dict)
 
@@ -122,7 +129,7 @@ class AuditReport:
                 path = " -> ".join(s.capitalize() for s in route)
                 lines.append(f"  blind route {describe([int(tile)])}: {path}")
         sections = [
-            ("Votes", self.votes, lambda e: f"{e['seat'].capitalize()} votes {e['choice']}"),
+            ("Votes", self.votes, _vote_line),
             (
                 "Courtesy offers",
                 self.courtesy_offers,
@@ -140,6 +147,7 @@ class AuditReport:
                 self.placements,
                 lambda e: f"{e['seat'].capitalize()} places {describe(e['tiles'])}",
             ),
+            ("Ding Dong", self.ding_dong, _ding_dong_line),
             (
                 "Declarations",
                 self.declarations,
@@ -185,13 +193,15 @@ def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> Audi
         last_seq=rows[-1].seq,
         verification=verification.to_dict(),
     )
-    passes: dict[str, PassAudit] = {}
+    passes: list[PassAudit] = []
+    open_passes: dict[str, PassAudit] = {}  # a step can be played again (a Ding Dong)
 
     def pass_of(step: str) -> PassAudit:
-        if step not in passes:
+        if step not in open_passes:
             label = rules.steps[step].label if step in rules.steps else step
-            passes[step] = PassAudit(number=len(passes) + 1, step=step, label=label)
-        return passes[step]
+            open_passes[step] = PassAudit(number=len(passes) + 1, step=step, label=label)
+            passes.append(open_passes[step])
+        return open_passes[step]
 
     for row in rows[1:]:
         p, at, seat = row.payload, canonical_time(row.created_at), row.seat
@@ -202,7 +212,7 @@ def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> Audi
                     at=at,
                     seat=seat or "",
                     action=_ACTIONS[row.type],
-                    tiles=list(p.get("tiles", [])),
+                    tiles=list(p.get("tiles", [g["tile"] for g in p.get("gifts", [])])),
                     blind=p.get("blind", 0),
                 )
             )
@@ -219,12 +229,15 @@ def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> Audi
                 )
             )
         elif row.type == "pass_resolved":
-            audit = pass_of(p["step"])
+            audit = open_passes.pop(p["step"], None) or pass_of(p["step"])
             audit.moved, audit.blind = p["moved"], p["blind"]
             audit.resolved_seq, audit.resolved_at = row.seq, at
             audit.blind_routes = {t: r for t, r in p["routes"].items() if len(r) > 2}
         elif row.type == "vote_cast":
-            report.votes.append({"seq": row.seq, "at": at, "seat": seat, "choice": p["choice"]})
+            vote = {"seq": row.seq, "at": at, "seat": seat, "choice": p["choice"]}
+            if p.get("late"):  # an objection after four continues (nmjl)
+                vote.update(late=True, step=p["step"], dropped=p["dropped"])
+            report.votes.append(vote)
         elif row.type == "courtesy_offered":
             report.courtesy_offers.append(
                 {"seq": row.seq, "at": at, "seat": seat, "count": p["count"]}
@@ -247,10 +260,32 @@ def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> Audi
                     "verdict": p["verdict"],
                 }
             )
+        elif row.type in ("ding_dong_requested", "ready_declared", "ding_dong_closed"):
+            report.ding_dong.append({"seq": row.seq, "at": at, "seat": seat, "type": row.type, **p})
         elif row.type == "charleston_ended":
             report.ended = {"seq": row.seq, "at": at, "reason": p["reason"]}
-    report.passes = sorted(passes.values(), key=lambda a: a.number)
+    report.passes = passes
     return report
 
 
 __all__ = ["AuditReport", "Confirmation", "PassAudit", "Transfer", "build_audit"]
+
+
+def _vote_line(vote: dict[str, Any]) -> str:
+    line = f"{vote['seat'].capitalize()} votes {vote['choice']}"
+    if vote.get("late"):
+        dropped = ", ".join(s.capitalize() for s in vote["dropped"]) or "none"
+        line += (
+            f": a late objection during {vote['step']}, before its first pass resolved "
+            f"(confirmed choices dropped: {dropped})"
+        )
+    return line
+
+
+def _ding_dong_line(entry: dict[str, Any]) -> str:
+    who = (entry["seat"] or "the director").capitalize()
+    if entry["type"] == "ding_dong_requested":
+        return f"{who} requests Ding Dong number {entry['number']}"
+    if entry["type"] == "ready_declared":
+        return f"{who} declares Ready: no more Ding Dong"
+    return f"{who} closes the Ding Dong window"

@@ -10,46 +10,72 @@ class StoreError(CharlestonError):
 
     kind = "not_now"
     code = "store_error"
-    rule = "Every accepted command is stored in full or not at all."
+    rule = "SVC-06"
 
 
 class GameNotFound(StoreError):
     kind = "not_found"
     code = "game_not_found"
-    rule = "Commands go to a game that exists."
+    rule = "SVC-07"
 
 
 class Conflict(StoreError):
     """Another writer changed the game first (or held it too long); retry the command."""
 
     code = "conflict"
-    rule = "Commands to one game are applied one at a time, each to the latest state."
+    rule = "SVC-06"
 
 
 class CommandIdConflict(StoreError):
     code = "command_id_conflict"
-    rule = "A command id names one command; a retry must send the same command again."
+    rule = "SVC-06"
 
 
 class StoreUnavailable(StoreError):
-    """The database connection failed during the command; nothing was stored."""
+    """The database failed before the command's commit: nothing was stored."""
 
     code = "store_unavailable"
-    rule = "Every accepted command is stored in full or not at all."
+    rule = "SVC-06"
+
+
+class OutcomeUnknown(StoreError):
+    """The connection failed during the commit: the command may or may not be stored.
+
+    Never "nothing was stored": the commit may have reached the database before the
+    connection died. A retry with the same command id is safe (applied at most once)
+    and its answer says what is stored.
+    """
+
+    code = "outcome_unknown"
+    rule = "SVC-06"
 
 
 class SchemaNotCurrent(StoreError):
     kind = "setup"
     code = "schema_not_current"
-    rule = "The database schema is migrated to the version this code expects."
+    rule = "SVC-07"
 
 
 class InvalidGameSetup(SetupError):
     code = "invalid_game_setup"
-    rule = "Players and credentials name the four seats or the director."
+    rule = "SVC-03"
 
 
 class EventNotFound(StoreError):
     kind = "not_found"
     code = "event_not_found"
-    rule = "A game's events are numbered from 1 to its last seq."
+    rule = "SVC-07"
+
+
+class GameQuarantined(StoreError):
+    """Verify found the game's record broken: nothing is served or accepted until a
+    director repairs the record and lifts the quarantine."""
+
+    kind = "quarantined"
+    code = "game_quarantined"
+    rule = "SVC-08"
+
+
+class QuarantineNotLifted(StoreError):
+    code = "quarantine_not_lifted"
+    rule = "SVC-08"

@@ -16,13 +16,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from alembic import command as alembic_command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from pydantic import ValidationError
 from sqlalchemy import (
     Connection,
@@ -40,109 +36,64 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from .. import errors
 from ..commands import Command, parse_command
-from ..events import Event
 from ..rulesets import get_ruleset
 from ..seats import SEATS, Seat
 from ..table import Table
 from ..tiles import Deal
 from ..views import director_view, seat_view
-from .audit import AuditReport, build_audit
+from . import integrity
+from .anchors import AnchorKey, load_key
 from .errors import (
     CommandIdConflict,
     Conflict,
-    EventNotFound,
     GameNotFound,
     InvalidGameSetup,
+    OutcomeUnknown,
     SchemaNotCurrent,
     StoreUnavailable,
 )
 from .hashing import GENESIS, canonical_time, row_hash, utc
-from .models import CommandRow, CredentialRow, EventRow, GameRow, JSONDoc, ProjectionRow
-from .urls import render, resolve_url
+from .models import (
+    CommandRow,
+    CredentialRow,
+    EventRow,
+    GameRow,
+    JSONDoc,
+    ProjectionRow,
+)
+from .reads import CheckedReads, check_could_exist, could_exist
+from .rows import StoredEvent
+from .schema import SchemaState, SchemaStatus, alembic_config, schema_state
+from .tamper import TamperEvidence
+from .urls import resolve_url
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 NOTIFY_CHANNEL = "charleston_events"
 MAX_COMMAND_ID = 128  # events.command_id, commands.command_id
 ROLES = frozenset([*(s.value for s in SEATS), "director"])
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_PASS_COMMAND_EVENTS = frozenset({"pass_confirmed", "pass_changed", "pass_withdrawn"})
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    """One event row: the engine event plus where and when the store put it."""
-
-    game_id: str
-    seq: int
-    type: str
-    seat: str | None
-    payload: dict[str, Any]
-    command_id: str | None
-    created_at: datetime
-    prev_hash: str
-    hash: str
-    step: str | None = None
-
-    @property
-    def event(self) -> Event:
-        return Event(self.type, Seat(self.seat) if self.seat else None, self.payload)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "game_id": self.game_id,
-            "seq": self.seq,
-            "type": self.type,
-            "seat": self.seat,
-            "step": self.step,
-            "payload": self.payload,
-            "command_id": self.command_id,
-            "created_at": canonical_time(self.created_at),
-            "prev_hash": self.prev_hash,
-            "hash": self.hash,
-        }
-
-    @classmethod
-    def from_row(cls, row: Any) -> StoredEvent:
-        return cls(
-            game_id=row.game_id,
-            seq=row.seq,
-            type=row.type,
-            seat=row.seat,
-            payload=row.payload,
-            command_id=row.command_id,
-            created_at=utc(row.created_at),
-            prev_hash=row.prev_hash,
-            hash=row.hash,
-            step=row.step,
-        )
+_PASS_COMMAND_EVENTS = frozenset(
+    {"pass_confirmed", "pass_changed", "pass_withdrawn", "ding_dong_given"}
+)
 
 
 @dataclass(frozen=True)
 class ExecuteResult:
+    """What one command's transaction produced, so an answer needs no second read.
+
+    ``snapshot`` is the table the transaction left (the projection it wrote; for a
+    duplicate, the projection it read under the game's lock): answers are built from it
+    with :meth:`GameStore.view_of`, never from a read after the commit, which could fail
+    and turn a stored command into an error.
+    """
+
     events: list[StoredEvent]
     duplicate: bool = False
+    snapshot: dict[str, Any] = field(default_factory=dict, repr=False)
+    command_id: str | None = None
 
     @property
     def last_seq(self) -> int:
         return self.events[-1].seq if self.events else 0
-
-
-@dataclass(frozen=True)
-class Verification:
-    ok: bool
-    first_bad_seq: int | None
-    message: str
-    checked: int = 0
-    head_hash: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "first_bad_seq": self.first_bad_seq,
-            "message": self.message,
-            "checked": self.checked,
-            "head_hash": self.head_hash,
-        }
 
 
 @dataclass(frozen=True)
@@ -174,28 +125,34 @@ class _WarmTables(threading.local):
     tables: dict[type, Table] = field(default_factory=dict)
 
 
-def alembic_config(url: URL | None = None) -> Config:
-    """Alembic's configuration for the repository's ``migrations/`` folder."""
-    if not (MIGRATIONS_DIR / "env.py").is_file():
-        raise SchemaNotCurrent(
-            f"The migrations folder {MIGRATIONS_DIR} is missing: install charleston-fsm "
-            "from its repository (pip install -e .) so the store can find migrations/."
-        )
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    if url is not None:
-        config.set_main_option("sqlalchemy.url", render(url).replace("%", "%%"))
-    return config
+UNKNOWN_OUTCOME = (
+    "The database connection was lost during the commit, so the change may or may not be "
+    "stored: read the game (or run verify) before trying again."
+)
 
 
-class GameStore:
+class GameStore(CheckedReads, TamperEvidence):
     """Games on PostgreSQL (psycopg 3) or SQLite; see ``docs/architecture.md``."""
 
-    def __init__(self, url: str | URL | None = None, *, echo: bool = False) -> None:
+    def __init__(
+        self,
+        url: str | URL | None = None,
+        *,
+        echo: bool = False,
+        anchor_key: AnchorKey | None = None,
+    ) -> None:
         self.url = resolve_url(url)
         self.dialect = self.url.get_backend_name()
         self.engine: Engine = self._make_engine(echo)
         self._warm = _WarmTables()
+        self._anchor_key = anchor_key
+
+    @property
+    def anchor_key(self) -> AnchorKey:
+        """The key that signs anchors (``anchors.load_key`` on first use, when not given)."""
+        if self._anchor_key is None:
+            self._anchor_key = load_key()
+        return self._anchor_key
 
     def __repr__(self) -> str:
         return f"GameStore({self.url.render_as_string(hide_password=True)!r})"
@@ -229,23 +186,48 @@ class GameStore:
         )
 
     @contextmanager
-    def _writing(self) -> Iterator[Connection]:
-        """A write transaction; database failures become typed store errors."""
+    def _writing(
+        self, unknown: str = UNKNOWN_OUTCOME, game_id: str | None = None
+    ) -> Iterator[Connection]:
+        """A write transaction; database failures become typed store errors.
+
+        Where it failed decides what callers are told. Before the commit: nothing was
+        stored (``StoreUnavailable``, ``Conflict`` …). During the commit: the commit may
+        have reached the database before the connection died, so ``OutcomeUnknown``
+        (message ``unknown``), never "nothing was stored". After it (handing the
+        connection back to the pool): the transaction is stored, nothing is raised.
+        ``game_id``: a command's game, whose lost insert race may instead be a row stored
+        beyond its head (``refuse_beyond_head``).
+        """
+        phase = "work"
         try:
             with self.engine.connect() as conn:
                 conn.execution_options(charleston_write=True)
                 with conn.begin():
                     yield conn
+                    phase = "commit"
+                phase = "committed"
         except errors.CharlestonError:
             raise
         except DBAPIError as exc:
-            raise self._typed(exc) from exc
+            if phase == "commit":
+                raise OutcomeUnknown(unknown) from exc
+            if phase == "work":
+                typed = self._typed(exc)
+                if game_id is not None and isinstance(typed, Conflict):
+                    self.refuse_beyond_head(game_id)
+                raise typed from exc
 
     @contextmanager
-    def _reading(self) -> Iterator[Connection]:
+    def _reading(self, *, snapshot: bool = False) -> Iterator[Connection]:
+        """A read transaction; ``snapshot``: every statement sees the same moment
+        (PostgreSQL REPEATABLE READ; a SQLite read transaction always does)."""
         try:
-            with self.engine.connect() as conn, conn.begin():
-                yield conn
+            with self.engine.connect() as conn:
+                if snapshot and self.dialect == "postgresql":
+                    conn.execution_options(isolation_level="REPEATABLE READ")
+                with conn.begin():
+                    yield conn
         except errors.CharlestonError:
             raise
         except DBAPIError as exc:
@@ -257,6 +239,12 @@ class GameStore:
             return StoreUnavailable(
                 "The database connection was lost during the command; nothing was "
                 "stored. Send the same command with the same command id again."
+            )
+        if _schema_missing(exc):
+            return SchemaNotCurrent(
+                "The database lacks a table or column this version of the code needs: "
+                "its schema is incomplete or not this code's (see /readyz or "
+                "'charleston-fsm migrate'). Retry once an operator has repaired it."
             )
         if isinstance(exc, IntegrityError):
             return Conflict("Another command reached this game first; reload the game and retry.")
@@ -297,13 +285,13 @@ class GameStore:
             config.attributes["connection"] = conn
             alembic_command.downgrade(config, revision)
 
-    def schema_status(self) -> Literal["empty", "current", "outdated"]:
-        heads = set(ScriptDirectory.from_config(alembic_config()).get_heads())
+    def schema_status(self) -> SchemaStatus:
+        """``current``, or why not: see :mod:`charleston_fsm.store.schema`."""
+        return self.schema_state().status
+
+    def schema_state(self) -> SchemaState:
         with self.engine.connect() as conn:
-            current = set(MigrationContext.configure(conn).get_current_heads())
-        if not current:
-            return "empty"
-        return "current" if current == heads else "outdated"
+            return schema_state(conn)
 
     # -- games ----------------------------------------------------------------------------
     def create_game(
@@ -344,7 +332,12 @@ class GameStore:
             "seed": seed,
         }
         first = _event_row(game_id, 1, "game_created", None, None, payload, None, now, GENESIS)
-        with self._writing() as conn:
+        unknown = (
+            f"The database connection was lost while game {game_id!r} was being committed, "
+            "so it may or may not exist. Look it up by its id, or create a new game: an "
+            "unused game changes nothing."
+        )
+        with self._writing(unknown) as conn:
             conn.execute(
                 insert(GameRow).values(
                     id=game_id,
@@ -354,9 +347,13 @@ class GameStore:
                     players=players_doc,
                     last_seq=1,
                     status="finished" if table.finished else "active",
+                    head_hash=first["hash"],
                 )
             )
             conn.execute(insert(EventRow).values(**first))
+            integrity.write_anchor(
+                conn, self.anchor_key, game_id, 1, 1, first["hash"], table.finished, now
+            )
             conn.execute(
                 insert(ProjectionRow).values(game_id=game_id, seq=1, snapshot=table.snapshot())
             )
@@ -398,6 +395,8 @@ class GameStore:
         return result
 
     def role_for(self, game_id: str, token_hash: str) -> str | None:
+        if not could_exist(game_id):
+            return None
         with self._reading() as conn:
             return conn.execute(
                 select(CredentialRow.role).where(
@@ -438,7 +437,12 @@ class GameStore:
             raise errors.InvalidCommand(
                 f"A command id is at most {MAX_COMMAND_ID} characters, not {len(command_id)}."
             )
-        with self._writing() as conn:
+        unknown = (
+            "The database connection was lost while the command was being committed, so "
+            f"it may or may not be stored. Send it again with the same command id "
+            f"({command_id!r}): it is applied at most once, and the answer says what is stored."
+        )
+        with self._writing(unknown, game_id) as conn:
             # Lock first, then read: under READ COMMITTED a statement that waited for
             # the lock sees the winner's new games row but not its other rows, so the
             # projection and head are read by a second statement, after the lock.
@@ -450,10 +454,13 @@ class GameStore:
                 {"b_game": game_id, "b_seq": last_seq, "b_command": command_id},
             ).first()
             if locked is None:
+                integrity.check_open(conn, game_id)
                 raise Conflict(
                     f"Game {game_id!r} has no projection or no row {last_seq}; run verify "
                     "and check_projections."
                 )
+            if locked.quarantined:
+                raise integrity.refuse(game_id)
             if locked.seen_command is not None:
                 if locked.seen_command != command_doc:
                     raise CommandIdConflict(
@@ -469,7 +476,12 @@ class GameStore:
                     )
                     .order_by(EventRow.seq)
                 ).all()
-                return ExecuteResult([StoredEvent.from_row(r) for r in rows], duplicate=True)
+                return ExecuteResult(
+                    [StoredEvent.from_row(r) for r in rows],
+                    duplicate=True,
+                    snapshot=locked.snapshot,
+                    command_id=command_id,
+                )
             if locked.projection_seq != locked.last_seq:
                 raise Conflict(
                     f"The projection of game {game_id!r} is at seq {locked.projection_seq} but "
@@ -525,6 +537,7 @@ class GameStore:
                     "b_old": locked.last_seq,
                     "b_new": last_seq,
                     "b_status": "finished" if finished else "active",
+                    "b_head": prev,
                 },
             )
             if moved.rowcount != 1:
@@ -541,8 +554,13 @@ class GameStore:
                     "last_seq": last_seq,
                 },
             )
+            integrity.write_anchor(
+                conn, self.anchor_key, game_id, first_seq, last_seq, prev, finished, now
+            )
             self._notify(conn, game_id, last_seq)
-        return ExecuteResult([StoredEvent(**r) for r in rows_out], duplicate=False)
+        return ExecuteResult(
+            [StoredEvent(**r) for r in rows_out], snapshot=snapshot, command_id=command_id
+        )
 
     def _load(self, snapshot: Mapping[str, Any]) -> Table:
         chart = get_ruleset(snapshot["ruleset"]).chart
@@ -572,84 +590,38 @@ class GameStore:
         per call (the projection is loaded into this thread's warm table, ~0.05 ms
         instead of ~2 ms): for request handlers and bots that only need the view.
         """
-        table = self._load(self._snapshot(game_id))
+        return self.view_of(self._snapshot(game_id), seat)
+
+    def view_of(
+        self, snapshot: Mapping[str, Any], seat: Seat | str | None = None
+    ) -> dict[str, Any]:
+        """The view of a table snapshot (an ``ExecuteResult``'s): no database read."""
+        table = self._load(snapshot)
         if seat is None:
             return director_view(table)
         return seat_view(table, Seat(seat))
 
     def _snapshot(self, game_id: str) -> dict[str, Any]:
+        check_could_exist(game_id)
         with self._reading() as conn:
-            snapshot = conn.execute(
-                select(ProjectionRow.snapshot).where(ProjectionRow.game_id == game_id)
-            ).scalar()
-        if snapshot is None:
+            found = conn.execute(_READ_PROJECTION, {"b_game": game_id}).first()
+        if found is None:
             raise GameNotFound(f"There is no game {game_id!r}.")
-        return snapshot
+        if found.quarantined:
+            raise integrity.refuse(game_id)
+        return found.snapshot
+
+    def ensure_open(self, game_id: str) -> None:
+        """Raise :class:`GameQuarantined` (or :class:`GameNotFound`) unless the game is open."""
+        self._snapshot(game_id)
 
     def last_seq(self, game_id: str) -> int:
+        check_could_exist(game_id)
         with self._reading() as conn:
             seq = conn.execute(select(GameRow.last_seq).where(GameRow.id == game_id)).scalar()
         if seq is None:
             raise GameNotFound(f"There is no game {game_id!r}.")
         return seq
-
-    def events(self, game_id: str, after: int = 0) -> list[StoredEvent]:
-        with self._reading() as conn:
-            rows = conn.execute(
-                select(EventRow)
-                .where(EventRow.game_id == game_id, EventRow.seq > after)
-                .order_by(EventRow.seq)
-            ).all()
-            if (
-                not rows
-                and conn.execute(select(GameRow.id).where(GameRow.id == game_id)).first() is None
-            ):
-                raise GameNotFound(f"There is no game {game_id!r}.")
-        return [StoredEvent.from_row(r) for r in rows]
-
-    def replay(self, game_id: str, at: int | None = None) -> Table:
-        """The table as it stood at event ``at`` (default: the last), folded through the chart.
-
-        All rows of one command are written together, so a seq inside a command's rows
-        gives the table after that command: what every reader saw once that seq existed.
-        """
-        return _fold(self.events(game_id), at)
-
-    def audit(self, game_id: str) -> AuditReport:
-        rows, last_seq = self._committed_rows(game_id)
-        return build_audit(rows, _verify_rows(rows, last_seq))
-
-    def verify(self, game_id: str) -> Verification:
-        """Re-hash every row; name the first one whose content or chain does not match."""
-        return _verify_rows(*self._committed_rows(game_id))
-
-    def _committed_rows(self, game_id: str) -> tuple[list[StoredEvent], int]:
-        """The rows up to ``games.last_seq`` read first, so a command committing meanwhile
-        (on a live game) is not mistaken for a gap."""
-        last_seq = self.last_seq(game_id)
-        return [r for r in self.events(game_id) if r.seq <= last_seq], last_seq
-
-    def check_projections(self) -> list[str]:
-        """Games whose projection differs from a fold of their events."""
-        bad: list[str] = []
-        with self._reading() as conn:
-            projections = conn.execute(
-                select(GameRow.id, GameRow.last_seq, ProjectionRow.seq, ProjectionRow.snapshot)
-                .join(ProjectionRow, ProjectionRow.game_id == GameRow.id, isouter=True)
-                .order_by(GameRow.id)
-            ).all()
-        for game_id, last_seq, seq, snapshot in projections:
-            if snapshot is None or seq != last_seq:
-                bad.append(game_id)
-                continue
-            try:
-                replayed = self.replay(game_id, at=seq).snapshot()
-            except errors.CharlestonError:
-                bad.append(game_id)
-                continue
-            if replayed != snapshot:
-                bad.append(game_id)
-        return bad
 
 
 # The command path's statements, built once (building them costs more than a round trip).
@@ -663,6 +635,7 @@ _READ_LOCKED = (
         CommandRow.command.label("seen_command"),
         CommandRow.first_seq.label("seen_first"),
         CommandRow.last_seq.label("seen_last"),
+        integrity.QUARANTINED.label("quarantined"),
     )
     .select_from(ProjectionRow)
     .join(
@@ -684,56 +657,29 @@ _MOVE_PROJECTION = (
 _MOVE_GAME = (
     update(GameRow)
     .where(GameRow.id == bindparam("b_game"), GameRow.last_seq == bindparam("b_old"))
-    .values(last_seq=bindparam("b_new"), status=bindparam("b_status"))
+    .values(
+        last_seq=bindparam("b_new"), status=bindparam("b_status"), head_hash=bindparam("b_head")
+    )
 )
 _INSERT_EVENTS = insert(EventRow)
+_READ_PROJECTION = select(ProjectionRow.snapshot, integrity.QUARANTINED.label("quarantined")).where(
+    ProjectionRow.game_id == bindparam("b_game")
+)
 _INSERT_COMMAND = insert(CommandRow)
 
 
-def _verify_rows(rows: Sequence[StoredEvent], last_seq: int) -> Verification:
-    prev = GENESIS
-    for expected_seq, row in enumerate(rows, start=1):
-        if row.seq != expected_seq:
-            return Verification(
-                False, expected_seq, f"Row {expected_seq} is missing.", expected_seq - 1
-            )
-        if row.prev_hash != prev:
-            return Verification(
-                False,
-                row.seq,
-                f"Row {row.seq} does not follow row {row.seq - 1}: its prev_hash is "
-                f"{row.prev_hash[:12]}…, the hash of row {row.seq - 1} is {prev[:12]}….",
-                row.seq - 1,
-            )
-        digest = row_hash(
-            prev_hash=row.prev_hash,
-            game_id=row.game_id,
-            seq=row.seq,
-            type=row.type,
-            seat=row.seat,
-            step=row.step,
-            payload=row.payload,
-            command_id=row.command_id,
-            created_at=row.created_at,
-        )
-        if digest != row.hash:
-            return Verification(
-                False,
-                row.seq,
-                f"Row {row.seq} ({row.type}) was changed after it was written: its "
-                "content no longer matches its hash.",
-                row.seq - 1,
-            )
-        prev = row.hash
-    if len(rows) != last_seq:
-        first_bad = min(len(rows), last_seq) + 1
-        return Verification(
-            False,
-            first_bad,
-            f"The game records {last_seq} rows but {len(rows)} are stored.",
-            len(rows),
-        )
-    return Verification(True, None, f"All {len(rows)} rows match their hashes.", len(rows), prev)
+#: PostgreSQL's undefined_table and undefined_column; SQLite says it in words
+_MISSING_SQLSTATES = frozenset({"42P01", "42703"})
+
+
+def _schema_missing(exc: DBAPIError) -> bool:
+    """A statement failed because the schema lacks what the models name."""
+    if getattr(exc.orig, "sqlstate", None) in _MISSING_SQLSTATES:
+        return True
+    message = str(exc.orig).lower()
+    return isinstance(exc, OperationalError) and (
+        "no such table" in message or "no such column" in message
+    )
 
 
 def _parse(command: Command | Mapping[str, Any]) -> Command:
@@ -746,27 +692,6 @@ def _parse(command: Command | Mapping[str, Any]) -> Command:
             )
             raise errors.InvalidCommand(f"The command is not valid ({problems}).") from None
     return command
-
-
-def _fold(rows: Sequence[StoredEvent], at: int | None) -> Table:
-    if not rows or rows[0].type != "game_created":
-        raise errors.ReplayMismatch("The first row of a game must be its game_created row.")
-    if at is None:
-        end = len(rows)
-    else:
-        if not 1 <= at <= len(rows):
-            raise EventNotFound(f"Game {rows[0].game_id!r} has events 1 to {len(rows)}, not {at}.")
-        end = at
-        command_id = rows[at - 1].command_id
-        while command_id is not None and end < len(rows) and rows[end].command_id == command_id:
-            end += 1
-    setup = rows[0].payload
-    return Table.fold(
-        Deal.from_dict(setup["deal"]),
-        setup["ruleset"],
-        setup["options"],
-        [r.event for r in rows[1:end]],
-    )
 
 
 def _now() -> datetime:

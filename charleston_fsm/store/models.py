@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     ForeignKey,
     Integer,
@@ -24,6 +25,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 #: JSON on SQLite, JSONB on PostgreSQL (indexable, compact; key order is not kept,
 #: which the hash chain does not rely on: it hashes canonical JSON).
 JSONDoc = JSON().with_variant(JSONB(), "postgresql")
+
+MAX_GAME_ID = 64  # games.id
+MAX_SEQ = 2**31 - 1  # events.seq is an INTEGER: no seq, nor any "after", goes past it
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -44,13 +48,15 @@ class GameRow(Base):
 
     __tablename__ = "games"
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    id: Mapped[str] = mapped_column(String(MAX_GAME_ID), primary_key=True)
     ruleset: Mapped[str] = mapped_column(String(32))
     options: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     players: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
     last_seq: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(16))
+    #: the hash of row ``last_seq``, moved with it (NULL only for games from before 0002)
+    head_hash: Mapped[str | None] = mapped_column(String(64))
 
 
 class EventRow(Base):
@@ -108,6 +114,45 @@ class CredentialRow(Base):
     )
     role: Mapped[str] = mapped_column(String(16), primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64))
+
+
+class AnchorRow(Base):
+    """A signed checkpoint of a game's chain: its head at ``seq`` (see ``store/anchors.py``).
+
+    Written in the transaction of the command that reached it; never updated. The
+    signature is an HMAC with a key the service holds and the database does not.
+    """
+
+    __tablename__ = "anchors"
+
+    game_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    head_hash: Mapped[str] = mapped_column(String(64))
+    finished: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    key_id: Mapped[str] = mapped_column(String(16))
+    signature: Mapped[str] = mapped_column(String(64))
+
+
+class QuarantineRow(Base):
+    """A game set aside because verify failed; ``lifted_at`` set once a director lifts it.
+
+    Rows are kept after a lift: the history of what was found and who lifted it.
+    """
+
+    __tablename__ = "quarantines"
+
+    game_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    number: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    report: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
+    lifted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    lifted_by: Mapped[str | None] = mapped_column(String(128))
+    lift_note: Mapped[str | None] = mapped_column(String(1000))
 
 
 metadata = Base.metadata

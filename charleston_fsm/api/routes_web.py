@@ -1,0 +1,35 @@
+"""The web pages: the front door, a seat's table and the director's desk (no API here)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from ..web import STATIC
+
+router = APIRouter(include_in_schema=False)
+
+
+def _page(name: str) -> FileResponse:
+    return FileResponse(STATIC / name, media_type="text/html")
+
+
+@router.get("/")
+def front_door() -> FileResponse:
+    return _page("index.html")
+
+
+@router.get("/table/{game_id}")
+def seat_page(game_id: str) -> FileResponse:
+    return _page("table.html")
+
+
+@router.get("/desk/{game_id}")
+def director_desk(game_id: str) -> FileResponse:
+    return _page("desk.html")
+
+
+def install(app: FastAPI) -> None:
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")

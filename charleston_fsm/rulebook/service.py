@@ -1,0 +1,75 @@
+"""The service's own rules: how games are created, addressed and stored.
+
+None comes from the rule documents; they are decisions of the project, listed so that
+every refusal the service gives names a rule of this book.
+"""
+
+from __future__ import annotations
+
+from .model import EVERY, Rule
+
+DECIDED = "A decision of the service."
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "SVC-01",
+        "A command is taken only where the statechart accepts it now; anything else is "
+        "refused with the commands the seat can give instead, never ignored.",
+        EVERY,
+        decision=DECIDED,
+    ),
+    Rule(
+        "SVC-02",
+        "A request follows the OpenAPI document: a command names a known action and its fields.",
+        EVERY,
+        decision=DECIDED,
+    ),
+    Rule(
+        "SVC-03",
+        "A game is created with one of the published rulesets, its options, and a deal "
+        "from a seed or from explicit hands; all are fixed for the game.",
+        EVERY,
+        decision=DECIDED + " Any option may be overridden at creation, never later.",
+    ),
+    Rule(
+        "SVC-04",
+        "A game's state is rebuilt by folding its recorded events through the same chart, "
+        "and must reproduce every recorded event.",
+        EVERY,
+        decision=DECIDED,
+    ),
+    Rule(
+        "SVC-05",
+        "Every request names its seat, the director or the platform with a bearer token; a "
+        "seat's token acts only for that seat, and only the director reads every hand.",
+        EVERY,
+        decision=DECIDED + " Games are created by the platform, with its key when one is set.",
+        fact="charleston_fsm.api: auth and deps check the token of every request",
+    ),
+    Rule(
+        "SVC-06",
+        "Every accepted command is stored in full or not at all, one at a time per game; a "
+        "command id names one command, so a retry with the same id is answered, not repeated.",
+        EVERY,
+        decision=DECIDED,
+        fact="charleston_fsm.store: GameStore.execute",
+    ),
+    Rule(
+        "SVC-07",
+        "Commands and reads go to a game and events that exist, on a database migrated to "
+        "the schema this code expects.",
+        EVERY,
+        decision=DECIDED,
+        fact="charleston_fsm.store: GameStore",
+    ),
+    Rule(
+        "SVC-08",
+        "A game whose record fails verify is quarantined: nothing is served from it or "
+        "accepted for it until a director repairs the record and lifts the quarantine, which "
+        "verifies the record again first.",
+        EVERY,
+        decision=DECIDED
+        + " Tamper evidence: the hash chain, the recorded head and signed anchors.",
+        fact="charleston_fsm.store: verify and quarantine (store/tamper.py)",
+    ),
+)

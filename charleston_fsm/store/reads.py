@@ -1,0 +1,135 @@
+"""Reads of a game's rows that check what they serve.
+
+A seat must never get a payload built from a row written outside the service, so
+:meth:`CheckedReads.events` re-hashes and links every row it returns (about 15 µs a row)
+and refuses rows beyond the game's recorded head; anything amiss makes the store verify
+the game, which quarantines it. ``replay`` folds only rows that passed, and a fold that
+fails is handed to verify too. A mixin of :class:`~.game_store.GameStore`.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, bindparam, select
+
+from .. import errors
+from ..table import Table
+from . import integrity
+from .errors import GameNotFound
+from .hashing import GENESIS
+from .models import MAX_GAME_ID, MAX_SEQ, EventRow, GameRow
+from .rows import StoredEvent
+from .verify import Verification, fold_rows
+
+_READ_HEAD = select(GameRow.last_seq, integrity.QUARANTINED.label("quarantined")).where(
+    GameRow.id == bindparam("b_game")
+)
+
+_BEYOND_HEAD = (
+    select(EventRow.seq)
+    .where(
+        EventRow.game_id == bindparam("b_game"),
+        EventRow.seq
+        > select(GameRow.last_seq).where(GameRow.id == bindparam("b_game")).scalar_subquery(),
+    )
+    .limit(1)
+)
+
+
+def could_exist(game_id: str) -> bool:
+    """Whether some game could have this id: the column's length, printable text (and
+    PostgreSQL refuses NUL in text): any other id names no game, without asking."""
+    return 0 < len(game_id) <= MAX_GAME_ID and game_id.isprintable()
+
+
+def check_could_exist(game_id: str) -> None:
+    if not could_exist(game_id):
+        raise GameNotFound(
+            f"There is no game with this id: game ids have 1 to {MAX_GAME_ID} printable characters."
+        )
+
+
+class CheckedReads:
+    """``events`` and ``replay`` over rows that were checked first."""
+
+    if TYPE_CHECKING:  # provided by GameStore
+
+        def _reading(self, *, snapshot: bool = False) -> AbstractContextManager[Connection]: ...
+        def verify(self, game_id: str) -> Verification: ...
+
+    def events(self, game_id: str, after: int = 0) -> list[StoredEvent]:
+        """The rows after ``after``, each checked before it is served (see ``_read_events``).
+
+        Rows that fail the check make the store verify the game; a failed verify
+        quarantines it and this raises :class:`GameQuarantined` instead of serving them.
+        """
+        check_could_exist(game_id)
+        after = min(after, MAX_SEQ)  # the column's bound: a larger int overflows its type
+        for _ in range(2):
+            rows, intact = self._read_events(game_id, after)
+            if intact:
+                return rows
+            if not self.verify(game_id).ok:
+                break
+        raise integrity.refuse(game_id)
+
+    def _read_events(self, game_id: str, after: int) -> tuple[list[StoredEvent], bool]:
+        """Rows from ``after`` on (row ``after`` too, for its hash), then the game's head:
+        every row a command committed is then within ``last_seq``, so a row beyond it
+        was written outside the service. Intact: contiguous, linked, hashes matching."""
+        with self._reading() as conn:
+            rows = [
+                StoredEvent.from_row(r)
+                for r in conn.execute(
+                    select(EventRow)
+                    .where(EventRow.game_id == game_id, EventRow.seq >= after)
+                    .order_by(EventRow.seq)
+                ).all()
+            ]
+            game = conn.execute(_READ_HEAD, {"b_game": game_id}).first()
+        if game is None:
+            raise GameNotFound(f"There is no game {game_id!r}.")
+        if game.quarantined:
+            raise integrity.refuse(game_id)
+        prev: str | None = GENESIS
+        if after > 0:
+            if rows and rows[0].seq == after:
+                prev = rows.pop(0).hash
+            elif after <= game.last_seq:
+                return rows, False  # row ``after`` is gone
+            else:
+                prev = None
+        if rows and rows[0].seq != after + 1:
+            return rows, False
+        return rows, integrity.events_intact(rows, game.last_seq, prev)
+
+    def refuse_beyond_head(self, game_id: str) -> None:
+        """Raise :class:`GameQuarantined` when rows are stored beyond the game's recorded
+        head (after verify confirms it): a command's seq would collide with them forever.
+        Asked only after a command lost an insert race, so it costs nothing otherwise."""
+        with self._reading() as conn:
+            beyond = conn.execute(_BEYOND_HEAD, {"b_game": game_id}).first()
+        if beyond is not None and not self.verify(game_id).ok:
+            raise integrity.refuse(game_id)
+
+    def replay(self, game_id: str, at: int | None = None) -> Table:
+        """The table as it stood at event ``at`` (default: the last), folded through the chart.
+
+        All rows of one command are written together, so a seq inside a command's rows
+        gives the table after that command: what every reader saw once that seq existed.
+        Rows that do not fold quarantine the game (after verify confirms it).
+        """
+        rows = self.events(game_id)
+        try:
+            return fold_rows(rows, at)
+        except errors.CharlestonError as exc:
+            if exc.code == "event_not_found":
+                raise
+            failure: Exception = exc
+        except Exception as exc:  # a malformed row: verify decides
+            failure = exc
+        if not self.verify(game_id).ok:
+            raise integrity.refuse(game_id) from None
+        raise failure

@@ -1,0 +1,230 @@
+"""The views as a typed contract: what a seat's screen and a director's screen hold.
+
+These models only describe; :mod:`charleston_fsm.views` decides what goes in them (it is
+the secrecy boundary). They are the schema of the views in the OpenAPI document, so a
+client can generate its types and grey out its buttons without guessing. Every closed
+vocabulary (seats, chart states, tile faces, commands, ruleset names) is a literal or an
+enum built from the engine's own definitions, so the schema follows the engine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .charts.four_winds import FourWindsOptions
+from .commands import CommandName
+from .hands import Verdict
+from .rulesets import RULESETS, Options
+from .seats import Direction, Seat
+from .steps import COURTESY_PAIRS
+from .tiles import FACES, TILE_COUNT
+
+if TYPE_CHECKING:
+    StateId = str
+    Face = str
+    RulesetName = str
+    PairName = str
+else:
+    #: every state id of every ruleset's chart
+    StateId = Literal[
+        tuple(dict.fromkeys(s.id for r in RULESETS.values() for s in r.chart.states_map.values()))
+    ]
+    #: a tile face code (``5B``, ``RD``, ``J`` …; see :mod:`charleston_fsm.tiles`)
+    Face = Literal[tuple(dict.fromkeys(FACES))]
+    RulesetName = Literal[tuple(RULESETS)]
+    #: a courtesy pair by name (``east-west``)
+    PairName = Literal[tuple("-".join(s.value for s in pair) for pair in COURTESY_PAIRS)]
+
+TileId = Annotated[int, Field(ge=0, lt=TILE_COUNT, description="A tile's id (0-151).")]
+Count = Annotated[int, Field(ge=0, le=3)]
+VoteChoice = Literal["continue", "stop"]
+
+
+class _View(BaseModel):
+    """Closed objects: a field the model does not name is an error, never passed along."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_by_name=True, serialize_by_alias=True
+    )
+
+
+class Tile(_View):
+    """One physical tile: its id and its face."""
+
+    id: TileId
+    face: Face = Field(description="Its face: 1B-9B, 1C-9C, 1D-9D, EW SW WW NW, RD GD WD, F, J.")
+
+
+class Declaration(_View):
+    """East's Mah Jongg declaration (Heavenly before the first pass, Earthly after)."""
+
+    seat: Seat = Field(description="Who declared (always East).")
+    kind: Literal["heavenly", "earthly"] = Field(description="Which window it was declared in.")
+    verdict: Verdict = Field(
+        description="pending: a person confirms the hand; valid/invalid: a hand checker did."
+    )
+
+
+class ActiveStep(_View):
+    """A passing step in progress, as everyone at the table sees it (no tiles)."""
+
+    state: StateId = Field(description="The chart state of the step.")
+    label: str = Field(description="The step's name, e.g. First Charleston: pass Right.")
+    participants: list[Seat] = Field(description="The seats that pass in this step.")
+    confirmed: list[Seat] = Field(description="Participants whose choice is confirmed.")
+    awaiting: list[Seat] = Field(description="Participants the step still waits for.")
+
+
+class DingDongFacts(_View):
+    """Ding Dong at the table (``four_winds``): public to every seat."""
+
+    this_round: bool = Field(description="Whether this deal's round plays Ding Dong at all.")
+    requested: int = Field(ge=0, description="How many Ding Dongs East has requested so far.")
+    max: int = Field(ge=1, description="The most Ding Dongs the game allows in a deal.")
+    ready: Seat | None = Field(description="Who declared Ready (no Ding Dong after it).")
+    closed: bool = Field(description="True once the platform or director closed the window.")
+
+
+class GameFacts(_View):
+    """The table's public facts: the same for every seat and for the director."""
+
+    ruleset: RulesetName = Field(description="The ruleset (GET /v1/rulesets).")
+    options: Options | FourWindsOptions = Field(
+        description="The game's options, fixed at creation (each chart family has its own)."
+    )
+    state: list[StateId] = Field(
+        description="The active chart states, outermost first (several during the Courtesy Pass)."
+    )
+    state_labels: list[str] = Field(description="The names of the active leaf states, for people.")
+    finished: bool = Field(description="True once the Charleston is complete.")
+    ended_reason: str | None = Field(description="Why the Charleston ended; null while it runs.")
+    passes_resolved: int = Field(ge=0, description="How many passes have resolved so far.")
+    declaration: Declaration | None = Field(description="East's declaration, if any.")
+    hand_sizes: dict[Seat, int] = Field(
+        min_length=4,
+        description="How many tiles each seat holds (rack and received tiles), every seat.",
+    )
+    votes: dict[Seat, VoteChoice] | None = Field(
+        None,
+        description="The votes cast so far (a late objection shows as stop); null in a "
+        "ruleset without a vote (four_winds).",
+    )
+    ding_dong: DingDongFacts | None = Field(
+        None, description="Ding Dong so far (four_winds); null in other rulesets."
+    )
+    steps: list[ActiveStep] = Field(description="The passing steps in progress (none at a vote).")
+
+
+class Selection(_View):
+    """The seat's own confirmed choice for the current pass."""
+
+    tiles: list[Tile] = Field(description="The tiles chosen from the seat's hand.")
+    blind: Count = Field(description="How many arriving tiles it forwards unseen.")
+    locked: Literal[True] = Field(
+        description="Always true: a confirmed choice stays until changed or withdrawn."
+    )
+    to: list[Seat] | None = Field(
+        None, description="A Ding Dong's receivers, one per tile in order; null for a pass."
+    )
+
+
+class SeatStep(_View):
+    """What the seat's current pass asks of it: enough to grey out buttons without guessing."""
+
+    label: str = Field(description="The step's name for people.")
+    direction: Direction | None = Field(
+        description="Where the pass goes, from the seats; null when each tile names its "
+        "receiver (a Ding Dong)."
+    )
+    to: Seat | None = Field(
+        description="The seat that receives this seat's tiles; null in a Ding Dong."
+    )
+    from_: Seat | None = Field(
+        alias="from", description="The seat this seat receives tiles from; null in a Ding Dong."
+    )
+    count: Count | None = Field(
+        description="Exactly how many tiles to give (from the hand plus blind); null: count_range."
+    )
+    count_range: tuple[Literal[0], Literal[3]] | None = Field(
+        description="[0, 3] when the seat chooses its own count (an uneven courtesy); else null."
+    )
+    blind_allowed: bool = Field(description="Whether some of the tiles may be forwarded unseen.")
+    blind_max: Count = Field(
+        description="Up to how many arriving tiles may be forwarded unseen (0: no blind pass)."
+    )
+    passable: list[TileId] = Field(
+        description="The ids of the seat's tiles a pass may name (its hand without jokers)."
+    )
+    confirmed: bool = Field(description="Whether the seat has confirmed its choice.")
+
+
+class SeatCourtesy(_View):
+    """The seat's Courtesy Pass pair: offers and the agreed count are public to the pair."""
+
+    pair: tuple[Seat, Seat] = Field(description="The courtesy pair this seat belongs to.")
+    offers: dict[Seat, Count] = Field(description="The offers made so far within the pair.")
+    agreed: Count | None = Field(description="The count the pair agreed; null until agreed.")
+
+
+class SeatView(_View):
+    """One seat's screen: its own tiles, its step, and the table's public facts."""
+
+    seat: Seat = Field(description="The seat this view belongs to.")
+    game: GameFacts = Field(description="The table's public facts.")
+    rack: list[Tile] = Field(description="The tiles on the seat's rack.")
+    received: list[Tile] = Field(
+        description="Tiles received and not yet placed (beside the rack); only those it kept."
+    )
+    must_place_first: bool = Field(
+        description="True when received tiles must be placed (place_tiles) before the next pass."
+    )
+    selection: Selection | None = Field(description="The seat's confirmed choice, if any.")
+    step: SeatStep | None = Field(
+        description="The pass this seat takes part in now; null when it has none (vote, done)."
+    )
+    courtesy: SeatCourtesy | None = Field(
+        None, description="The seat's Courtesy Pass pair; null in a ruleset without one."
+    )
+    allowed_commands: list[CommandName] = Field(
+        description="Exactly the commands this seat could give now with some valid argument."
+    )
+
+
+class DirectorSelection(_View):
+    """A seat's confirmed choice, as the director sees it."""
+
+    tiles: list[Tile] = Field(description="The tiles chosen from the seat's hand.")
+    blind: Count = Field(description="How many arriving tiles it forwards unseen.")
+    to: list[Seat] | None = Field(
+        None, description="A Ding Dong's receivers, one per tile in order; null for a pass."
+    )
+
+
+class DirectorSeat(_View):
+    """Everything one seat holds and has chosen."""
+
+    rack: list[Tile] = Field(description="The tiles on the seat's rack.")
+    received: list[Tile] = Field(description="Received tiles not yet placed.")
+    selection: DirectorSelection | None = Field(description="Its confirmed choice, if any.")
+    offer: Count | None = Field(None, description="Its courtesy offer, if made.")
+
+
+class Wall(_View):
+    """The tiles not dealt (their ids stay with the director's audit)."""
+
+    count: int = Field(ge=0, description="How many tiles are in the wall.")
+
+
+class DirectorView(_View):
+    """Everything at the table, for a tournament director."""
+
+    game: GameFacts = Field(description="The table's public facts.")
+    seats: dict[Seat, DirectorSeat] = Field(
+        min_length=4, description="Every seat's tiles and choices."
+    )
+    courtesy_agreed: dict[PairName, Count] = Field(
+        default_factory=dict, description="The count each courtesy pair agreed, by pair."
+    )
+    wall: Wall = Field(description="The wall.")

@@ -1,0 +1,496 @@
+"""The web client in a real browser: four seat pages play whole games by clicks, drags and
+keys; the director's desk replays them. The API is called only to create the games and to
+read what the pages must (or must not) show."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import api_helpers
+import httpx
+import pytest
+from api_helpers import Game, Server, running
+from playwright.sync_api import Browser, Page, expect
+from web_helpers import DESKTOP, PHONE, Shots, browser_or_skip, dom_tile_ids, held
+
+SEATS = ["east", "south", "west", "north"]
+LIFTED = re.compile(r"\blifted\b")  # a class among others
+expect.set_options(timeout=10_000)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    yield from browser_or_skip()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("web")
+    with running(f"sqlite:///{tmp / 'web.sqlite3'}", tmp) as server:
+        yield server
+
+
+class Table:
+    """Four seat pages of one game (North at phone width), plus the API to check them."""
+
+    def __init__(self, server: Server, browser: Browser, shots: Shots, **body: Any) -> None:
+        with server.client() as c:
+            created = c.post("/v1/games", json=body)
+        assert created.status_code == 201, created.text
+        data = created.json()
+        self.server, self.shots = server, shots
+        self.game_id, self.tokens = data["game_id"], data["tokens"]
+        self.contexts = []
+        self.pages: dict[str, Page] = {}
+        for seat in SEATS:
+            context = browser.new_context(viewport=PHONE if seat == "north" else DESKTOP)
+            self.contexts.append(context)
+            page = context.new_page()
+            page.goto(f"{server.base_url}/table/{self.game_id}#token={self.tokens[seat]}")
+            expect(page.locator("#live")).to_have_text("● live")
+            self.pages[seat] = page
+
+    def director_view(self) -> dict[str, Any]:
+        with self.server.client(self.tokens["director"]) as c:
+            return c.get(f"/v1/games/{self.game_id}").json()["view"]
+
+    def shoot(self, what: str) -> None:
+        for seat, page in self.pages.items():
+            self.shots(page, f"{what}-{seat}")
+
+    def close(self) -> None:
+        for context in self.contexts:
+            context.close()
+
+    def assert_secret(self) -> None:
+        """No page's document holds a tile id of another seat (polled: a page may lag)."""
+        deadline = time.monotonic() + 8
+        while True:
+            view = self.director_view()
+            leaks = {
+                seat: dom_tile_ids(page) - held(view, seat) for seat, page in self.pages.items()
+            }
+            if not any(leaks.values()):
+                return
+            assert time.monotonic() < deadline, f"tiles of other seats in the DOM: {leaks}"
+            time.sleep(0.2)
+
+
+def pass_button(page: Page) -> Any:
+    return page.locator("button.pass")
+
+
+def lift(page: Page, n: int) -> list[str]:
+    """Click n more liftable tiles (never a joker); returns their ids."""
+    lifted = page.locator("#rack .tile.lifted")
+    before = lifted.count()
+    ids = []
+    for _ in range(n):
+        tile = page.locator('#rack .tile:not([data-face="J"]):not(.lifted)').first
+        ids.append(tile.get_attribute("data-id"))
+        tile.click()
+    expect(lifted).to_have_count(before + n)
+    return ids
+
+
+def confirm(page: Page, n: int, name: str, blind: int = 0, *, resolves: bool = False) -> None:
+    """Lift n - blind tiles, raise the blind count, and press the pass button named name;
+    the choice shows locked until the pass resolves (at once, when this seat was the last)."""
+    button = pass_button(page)
+    lift(page, n - blind)
+    for _ in range(blind):
+        page.get_by_role("button", name="One more unseen").click()
+    expect(button).to_have_text(name)
+    expect(button).to_be_enabled()
+    button.click()
+    if not resolves:
+        expect(page.locator(".locked-note")).to_be_visible()
+        expect(page.locator("#rack .tile.locked")).to_have_count(n - blind)
+
+
+def place(page: Page, *, drag: bool = False) -> None:
+    received = page.locator("#received .tile.floating")
+    expect(received.first).to_be_visible()
+    if drag:
+        for left in range(received.count(), 0, -1):
+            received.first.drag_to(
+                page.locator("#rack .tile").nth(1), target_position={"x": 4, "y": 20}
+            )
+            expect(received).to_have_count(left - 1)
+    else:
+        page.get_by_role("button", name="Place all").click()
+    expect(page.locator("#received-zone")).to_be_hidden()
+
+
+def play_pass(table: Table, name: str, *, blind: dict[str, int] | None = None) -> None:
+    """Every seat confirms its pass; then each sees its received tiles floating."""
+    blind = blind or {}
+    for seat, page in table.pages.items():
+        confirm(page, 3, name, blind.get(seat, 0), resolves=seat == SEATS[-1])
+    for seat, page in table.pages.items():
+        expect(page.locator("#received .tile.floating")).to_have_count(3 - blind.get(seat, 0))
+
+
+def place_all(table: Table, drag: str | None = None) -> None:
+    for seat, page in table.pages.items():
+        if page.locator("#received .tile").count() or page.locator("#received-zone").is_visible():
+            # the next pass cannot be confirmed before the received tiles are placed
+            if pass_button(page).count():
+                expect(pass_button(page)).to_be_disabled()
+                expect(page.get_by_text("Place the received tiles")).to_be_visible()
+            place(page, drag=seat == drag)
+
+
+def test_nmjl_game_played_by_four_pages(server: Server, browser: Browser) -> None:
+    shots = Shots("nmjl")
+    table = Table(server, browser, shots, ruleset="nmjl", seed=7)
+    east, south = table.pages["east"], table.pages["south"]
+    try:
+        table.shoot("deal")
+        table.assert_secret()
+        expect(east.get_by_role("button", name="Declare Mah Jongg (Heavenly hand)")).to_be_visible()
+        expect(south.get_by_role("button", name="Declare Mah Jongg (Heavenly hand)")).to_have_count(
+            0
+        )
+        # the Pass button names the step and waits for exactly three tiles
+        button = pass_button(east)
+        expect(button).to_have_text("Pass 3 Right")
+        expect(button).to_be_disabled()
+        lift(east, 2)
+        expect(button).to_be_disabled()
+        expect(east.locator("#actions")).to_contain_text("give 3 to South; 2 lifted")
+        east.locator("#rack .tile.lifted").first.click()  # lowered again
+        expect(east.locator("#rack .tile.lifted")).to_have_count(1)
+        east.locator("#rack .tile.lifted").first.click()
+        # a joker cannot be lifted, and the page says the rule's own words
+        jokers = {s: p.locator('#rack .tile[data-face="J"]') for s, p in table.pages.items()}
+        seat, joker = next((s, j) for s, j in jokers.items() if j.count())
+        joker.first.click()
+        expect(joker.first).not_to_have_class(LIFTED)
+        expect(table.pages[seat].locator("#message")).to_have_text(
+            "Jokers cannot be passed during the Charleston. (PASS-03)"
+        )
+        shots(table.pages[seat], "joker-refused")
+        # reorder by drag and by keys; the order survives a reload
+        tiles = east.locator("#rack .tile")
+        before = [tiles.nth(i).get_attribute("data-id") for i in range(tiles.count())]
+        tiles.nth(0).drag_to(tiles.nth(4), target_position={"x": 4, "y": 20})
+        moved = [*before[1:4], before[0], *before[4:]]
+        expect(tiles.first).to_have_attribute("data-id", moved[0])
+        tiles.nth(5).focus()
+        east.keyboard.press("Shift+ArrowLeft")
+        moved[4], moved[5] = moved[5], moved[4]
+        order = lambda: [tiles.nth(i).get_attribute("data-id") for i in range(tiles.count())]  # noqa: E731
+        assert order() == moved
+        east.reload()
+        expect(tiles).to_have_count(len(moved))
+        assert order() == moved
+        # confirm: the lift locks; the others see "East is ready" live; change and withdraw
+        confirm(east, 3, "Pass 3 Right")
+        expect(south.locator('#others [data-seat="east"]')).to_contain_text("East is ready")
+        expect(east.get_by_role("button", name="Withdraw")).to_be_enabled()
+        shots(east, "locked")
+        east.get_by_role("button", name="Withdraw").click()
+        expect(pass_button(east)).to_be_visible()
+        expect(south.locator('#others [data-seat="east"]')).not_to_contain_text("ready")
+        expect(east.locator("#rack .tile.locked")).to_have_count(0)
+        expect(east.locator("#rack .tile.lifted")).to_have_count(3)  # unlocked, still up
+        for seat in ["south", "west", "north"]:
+            confirm(table.pages[seat], 3, "Pass 3 Right")
+        pass_button(east).click()
+        for page in table.pages.values():
+            expect(page.locator("#received .tile.floating")).to_have_count(3)
+        table.shoot("first-right-received")
+        table.assert_secret()
+        place_all(table, drag="east")
+        table.assert_secret()
+        play_pass(table, "Pass 3 Across")
+        place_all(table, drag="north")
+        # the First Left: South forwards two of its arriving tiles unseen
+        play_pass(table, "Pass 3 Left", blind={"south": 2})
+        table.shoot("blind-left")
+        place_all(table)
+        table.assert_secret()
+        # the vote, seen by all; everyone continues
+        for page in table.pages.values():
+            expect(page.get_by_role("button", name="Stop the Charleston")).to_be_enabled()
+        table.shoot("vote")
+        for page in table.pages.values():
+            page.get_by_role("button", name="Continue").click()
+        # nmjl: a stop may still come until the Second Left resolves
+        late = "Stop the Charleston (late objection)"
+        expect(east.get_by_role("button", name=late)).to_be_enabled()
+        for name in ("Pass 3 Left", "Pass 3 Across", "Pass 3 Right"):
+            play_pass(table, name)
+            place_all(table)
+        table.assert_secret()
+        # the courtesy pass: East offers 2, West 1 (they pass the smaller); South and North 0
+        offers = {"east": 2, "west": 1, "south": 0, "north": 0}
+        for seat, page in table.pages.items():
+            page.get_by_role("button", name=f"Offer {offers[seat]}").click()
+        table.shoot("courtesy-offered")
+        for seat in ("east", "west"):
+            expect(table.pages[seat].locator("#phase")).to_contain_text("Courtesy agreed: 1")
+            confirm(table.pages[seat], 1, "Pass 1 Across", resolves=seat == "west")
+        for page in table.pages.values():
+            expect(page.locator("#ended")).to_contain_text("The Charleston is over")
+        table.shoot("over")
+        table.assert_secret()
+        desk_replays_the_game(table, browser, shots)
+    finally:
+        table.close()
+
+
+def desk_replays_the_game(table: Table, browser: Browser, shots: Shots) -> None:
+    """The desk's slider shows exactly what the replay endpoint answers at each seq."""
+    context = browser.new_context(viewport=DESKTOP, accept_downloads=True)
+    desk = context.new_page()
+    base = table.server.base_url
+    desk.goto(f"{base}/desk/{table.game_id}#token={table.tokens['director']}")
+    expect(desk.locator("#live")).to_have_text("● live")
+    expect(desk.locator("#diagram svg")).to_be_visible()
+    expect(desk.locator("#diagram svg .active")).not_to_have_count(0)  # the live state, lit
+    expect(desk.locator("#audit")).to_contain_text("blind")
+    shots(desk, "desk-end")
+    with table.server.client(table.tokens["director"]) as api:
+        last = api.get(f"/v1/games/{table.game_id}/events").json()["last_seq"]
+        slider = desk.locator("#slider")
+        slider.focus()
+        desk.keyboard.press("Home")
+        seq = 1
+        for step in (0, 4, 9, 12):
+            for _ in range(step):
+                desk.keyboard.press("ArrowRight")
+            seq += step
+            check_replay(desk, api, table.game_id, seq)
+        shots(desk, f"desk-seq-{seq}")
+        desk.keyboard.press("End")
+        check_replay(desk, api, table.game_id, last)
+    desk.get_by_role("button", name="Check the hash chain").click()
+    expect(desk.locator("#verify-result")).to_contain_text("Hash chain intact")
+    with desk.expect_download() as download:
+        desk.get_by_text("Download JSON").click()
+    audit = json.loads(Path(download.value.path()).read_text())
+    assert audit["game_id"] == table.game_id
+    context.close()
+
+
+def check_replay(desk: Page, api: httpx.Client, game_id: str, seq: int) -> None:
+    expect(desk.locator("body")).to_have_attribute("data-replay-seq", str(seq))
+    view = api.get(f"/v1/games/{game_id}/replay", params={"seq": seq}).json()["view"]
+    for seat in SEATS:
+        shown = desk.locator(f'#seats [data-seat="{seat}"] .seat-tiles').first.locator(".tile")
+        ids = [shown.nth(i).get_attribute("data-id") for i in range(shown.count())]
+        assert ids == [str(t["id"]) for t in view["seats"][seat]["rack"]], (seq, seat)
+
+
+def test_house_game_stop_and_asymmetric_courtesy(server: Server, browser: Browser) -> None:
+    shots = Shots("house")
+    table = Table(server, browser, shots, ruleset="house", seed=11)
+    try:
+        # a confirmed choice may be changed until the pass resolves
+        west = table.pages["west"]
+        confirm(west, 3, "Pass 3 Right")
+        change = west.get_by_role("button", name="Change (3)")
+        expect(change).to_be_disabled()  # the same choice again
+        lowered = west.locator("#rack .tile.locked").first.get_attribute("data-id")
+        west.locator(f'#rack .tile[data-id="{lowered}"]').click()  # lower one tile...
+        expect(change).to_be_disabled()
+        other = west.locator(
+            f'#rack .tile:not(.lifted):not([data-face="J"]):not([data-id="{lowered}"])'
+        )
+        chosen = other.first.get_attribute("data-id")
+        other.first.click()  # ...and lift another
+        change.click()
+        expect(west.locator("#message")).to_have_text("Changed.")
+        expect(west.locator(f'#rack .tile.locked[data-id="{chosen}"]')).to_be_visible()
+        expect(west.locator(f'#rack .tile[data-id="{lowered}"]')).not_to_have_class(LIFTED)
+        for seat in ("east", "south", "north"):
+            confirm(table.pages[seat], 3, "Pass 3 Right", resolves=seat == "north")
+        for page in table.pages.values():
+            expect(page.locator("#received .tile.floating")).to_have_count(3)
+        place_all(table)
+        for name in ("Pass 3 Across", "Pass 3 Left"):
+            play_pass(table, name)
+            place_all(table)
+        # one stop ends the Charleston, and every page shows it at once
+        table.pages["south"].get_by_role("button", name="Stop the Charleston").click()
+        for page in table.pages.values():
+            expect(page.locator("#phase")).to_contain_text("Stop the Charleston: South")
+        table.shoot("stopped")
+        # asymmetric courtesy: each seat gives its own count, 0 to 3, across
+        gives = {"east": 2, "west": 0, "south": 3, "north": 1}
+        for seat, page in table.pages.items():
+            button = pass_button(page)
+            expect(button).to_have_text("Pass 0 Across")
+            expect(button).to_be_enabled()
+            lift(page, gives[seat])
+            expect(button).to_have_text(f"Pass {gives[seat]} Across")
+        lift(table.pages["south"], 1)  # a fourth tile is past the rule's 0-3
+        expect(pass_button(table.pages["south"])).to_be_disabled()
+        table.pages["south"].locator("#rack .tile.lifted").first.click()
+        table.shoot("courtesy-chosen")
+        for page in table.pages.values():
+            pass_button(page).click()
+        sizes = {"east": 14 - 2 + 0, "west": 13 - 0 + 2, "south": 13 - 3 + 1, "north": 13 - 1 + 3}
+        for seat, page in table.pages.items():
+            expect(page.locator("#ended")).to_contain_text("The Charleston is over")
+            other = next(s for s in SEATS if s != seat)
+            expect(page.locator(f'#others [data-seat="{other}"]')).to_contain_text(
+                f"{sizes[other]} tiles"
+            )
+        table.shoot("over")
+        table.assert_secret()
+    finally:
+        table.close()
+
+
+def test_four_winds_exchange_and_ding_dong(server: Server, browser: Browser) -> None:
+    shots = Shots("four_winds")
+    table = Table(
+        server, browser, shots, ruleset="four_winds", seed=5, options={"charleston": "off"}
+    )
+    east = table.pages["east"]
+    try:
+        east.get_by_role("button", name="Request a Ding Dong").click()
+        for seat in SEATS:
+            page = table.pages[seat]
+            give = page.get_by_role("button", name="Give Ding Dong")
+            expect(give).to_be_disabled()
+            lift(page, 3)
+            # one tile to each other player: the picker names three distinct receivers
+            pickers = page.locator("#actions select")
+            expect(pickers).to_have_count(3)
+            others = [s for s in SEATS if s != seat]
+            pickers.nth(0).select_option(others[1])
+            expect(give).to_be_disabled()  # two tiles to one player
+            pickers.nth(0).select_option(others[0])
+            pickers.nth(1).select_option(others[1])
+            pickers.nth(2).select_option(others[2])
+            expect(give).to_be_enabled()
+            if seat == "east":
+                shots(page, "ding-dong-picker")
+            give.click()
+        for page in table.pages.values():
+            expect(page.locator("#phase")).to_contain_text("Ding Dong: 1 of")
+        table.shoot("after-ding-dong")
+        table.assert_secret()
+    finally:
+        table.close()
+
+
+def test_front_door_one_player_against_three_bots(server: Server, browser: Browser) -> None:
+    """A newcomer's minute: create a game at /, open East's link, play the whole Charleston
+    against three bots by clicks alone; then the desk."""
+    shots = Shots("front_door")
+    context = browser.new_context(viewport=DESKTOP)
+    front = context.new_page()
+    try:
+        front.goto(f"{server.base_url}/")
+        expect(front.locator("#ruleset")).to_have_value("nmjl")
+        shots(front, "front-door")
+        front.get_by_role("button", name="Create the game").click()
+        expect(front.locator("#links a")).to_have_count(5)
+        shots(front, "links")
+        links = front.locator("#links a")
+        tokens = [links.nth(i).get_attribute("href").split("#token=")[1] for i in range(5)]
+        with context.expect_page() as opened:
+            front.get_by_role("link", name="East", exact=True).click()
+        east = opened.value
+        expect(east.locator("#live")).to_have_text("● live")
+        # the token left the address bar and lives in the tab's sessionStorage
+        assert "token" not in east.url
+        play_until_over(east, shots)
+        with context.expect_page() as opened:
+            front.get_by_role("link", name="Director's desk").click()
+        desk = opened.value
+        expect(desk.locator("#facts")).to_contain_text("Over:")
+        shots(desk, "desk")
+        # the tokens travelled in fragments: no request line or log of the service has one
+        log = server.log_path.read_text()
+        assert not [t for t in tokens if t in log]
+    finally:
+        context.close()
+
+
+def play_until_over(page: Page, shots: Shots, limit: float = 90) -> None:
+    """Whatever the page offers next, by clicks: place, pass three, continue, offer one."""
+    deadline = time.monotonic() + limit
+    ended = page.locator("#ended")
+    while not ended.is_visible():
+        assert time.monotonic() < deadline, page.locator("body").inner_text()
+        place_all_button = page.get_by_role("button", name="Place all")
+        offer = page.get_by_role("button", name="Offer 1")
+        carry_on = page.get_by_role("button", name="Continue")
+        button = pass_button(page)
+        if place_all_button.is_visible() and place_all_button.is_enabled():
+            place_all_button.click()
+        elif carry_on.count() and carry_on.is_enabled():
+            carry_on.click()
+        elif offer.count() and offer.is_enabled():
+            offer.click()
+        elif button.count() and page.locator("#rack .tile.lifted").count() == 0:
+            need = int((button.text_content() or "Pass 0").split()[1])
+            if need:
+                lift(page, need)
+            if button.is_enabled():
+                shots(page, f"pass-{button.text_content()}")
+                button.click()
+        page.wait_for_timeout(150)
+    shots(page, "over")
+
+
+def test_stream_reconnects_after_the_service_restarts(
+    tmp_path: Path, browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's stream drops with the service and resumes by itself when it is back."""
+    url = f"sqlite:///{tmp_path / 'restart.sqlite3'}"
+    first = Server(url, tmp_path / "first.log")
+    try:
+        game = Game.create(first, ruleset="nmjl", seed=3)
+        game.close()
+        context = browser.new_context(viewport=DESKTOP)
+        pages = {}
+        for seat in ("east", "south"):
+            pages[seat] = context.new_page()
+            pages[seat].goto(f"{first.base_url}/table/{game.game_id}#token={game.tokens[seat]}")
+            expect(pages[seat].locator("#live")).to_have_text("● live")
+    finally:
+        first.stop()
+    expect(pages["east"].locator("#live")).to_have_text("○ reconnecting…")
+    monkeypatch.setattr(api_helpers, "free_port", lambda: first.port)
+    second = Server(url, tmp_path / "second.log")
+    try:
+        for page in pages.values():
+            expect(page.locator("#live")).to_have_text("● live", timeout=15_000)
+        confirm(pages["south"], 3, "Pass 3 Right")
+        expect(pages["east"].locator('#others [data-seat="south"]')).to_contain_text(
+            "South is ready"
+        )
+        context.close()
+    finally:
+        second.stop()
+
+
+def test_front_door_shows_a_refusal_in_words(tmp_path: Path, browser: Browser) -> None:
+    """A service with a platform key refuses the game; the page says why, from the
+    problem+json body, and creates it once the key is given."""
+    url = f"sqlite:///{tmp_path / 'key.sqlite3'}"
+    with running(url, tmp_path, env={"CHARLESTON_PLATFORM_KEY": "k-123"}) as server:
+        context = browser.new_context(viewport=PHONE)
+        page = context.new_page()
+        page.goto(f"{server.base_url}/")
+        expect(page.locator("#ruleset")).to_have_value("nmjl")
+        page.get_by_role("button", name="Create the game").click()
+        expect(page.locator("#message")).to_contain_text("platform key")
+        expect(page.locator("#links a")).to_have_count(0)
+        Shots("front_door_key")(page, "refused-phone")
+        page.get_by_label("Platform key").fill("k-123")
+        page.get_by_role("button", name="Create the game").click()
+        expect(page.locator("#links a")).to_have_count(5)
+        context.close()

@@ -1,0 +1,70 @@
+"""Browser helpers for the web client's tests: Debian's Chromium driven by Playwright.
+
+A seat's page is driven only the way a person drives it (clicks, drags, keys); the API is
+read only to check what the pages show (secrecy, the replay slider), never to play.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("CHARLESTON_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(os.environ.get("CHARLESTON_WEB_ARTIFACTS", "tests/artifacts"))
+DESKTOP = {"width": 1200, "height": 860}
+PHONE = {"width": 390, "height": 844}
+TILE_ID = re.compile(r'data-id="(\d+)"')
+
+
+def browser_or_skip() -> Iterator[Any]:
+    """One Chromium for the module; missing, it skips, or fails under CI=true."""
+    from playwright.sync_api import sync_playwright  # the test extra installs it
+
+    if not Path(CHROMIUM).exists():
+        _unavailable(f"no Chromium at {CHROMIUM} (scripts/ensure-chromium.sh installs it)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: the browser tests must run)", pytrace=False)
+    pytest.skip(reason)
+
+
+class Shots:
+    """Screenshots of each step, numbered in the order taken (not committed)."""
+
+    def __init__(self, name: str) -> None:
+        self.dir = ARTIFACTS / name
+        shutil.rmtree(self.dir, ignore_errors=True)  # this run's steps only
+        self.dir.mkdir(parents=True)
+        self.n = 0
+
+    def __call__(self, page: Any, what: str) -> Path:
+        self.n += 1
+        path = self.dir / f"{self.n:02d}-{re.sub(r'[^A-Za-z0-9-]+', '-', what)}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+def dom_tile_ids(page: Any) -> set[int]:
+    """Every tile id anywhere in the page's document."""
+    return {int(x) for x in TILE_ID.findall(page.content())}
+
+
+def held(director_view: dict[str, Any], seat: str) -> set[int]:
+    """The ids a seat holds or has chosen, by the director's view."""
+    s = director_view["seats"][seat]
+    tiles = [*s["rack"], *s["received"], *((s["selection"] or {}).get("tiles") or [])]
+    return {t["id"] for t in tiles}
