@@ -137,7 +137,10 @@ def play_pass(table: Table, name: str, *, blind: dict[str, int] | None = None) -
 
 
 def place_all(table: Table, drag: str | None = None) -> None:
-    for seat, page in table.pages.items():
+    """Every seat places its received tiles; the seat that drags goes first, while its
+    page is quiet (the others' placements then stream in after its drop)."""
+    order = sorted(table.pages.items(), key=lambda item: item[0] != drag)
+    for seat, page in order:
         if page.locator("#received .tile").count() or page.locator("#received-zone").is_visible():
             # the next pass cannot be confirmed before the received tiles are placed
             if pass_button(page).count():

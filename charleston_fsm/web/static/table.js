@@ -18,6 +18,7 @@ const ui = {
   selectionKey: "",
   busy: false,
   dragging: false, // a tile is being dragged: redraw after the drop
+  pressed: false, // a pointer is down on a tile: a redraw now would drop the grip before the drag starts
   renderLater: false,
 };
 
@@ -123,8 +124,8 @@ async function loadRuleset(name) {
 function render() {
   const v = ui.view;
   if (!v) return;
-  if (ui.dragging) {
-    // redrawing would pull the dragged tile from under the pointer: after the drop
+  if (ui.dragging || ui.pressed) {
+    // redrawing would pull the pressed or dragged tile from under the pointer: after the drop
     ui.renderLater = true;
     return;
   }
@@ -238,6 +239,18 @@ function startDrag(e, what) {
 
 function endDrag() {
   ui.dragging = false;
+  ui.pressed = false;
+  flushRender();
+}
+
+/** The pointer went up without a drag (a click): draw what arrived meanwhile. */
+function releasePress() {
+  if (!ui.pressed || ui.dragging) return;
+  ui.pressed = false;
+  flushRender();
+}
+
+function flushRender() {
   if (ui.renderLater) {
     ui.renderLater = false;
     render();
@@ -247,6 +260,7 @@ function endDrag() {
 function dropOn(e, targetId) {
   e.preventDefault();
   ui.dragging = false;
+  ui.pressed = false;
   const [from, raw] = (e.dataTransfer.getData("text/plain") || "").split(":");
   const id = Number(raw);
   if (!from || id === targetId) return;
@@ -263,6 +277,7 @@ function dropAtEnd(e) {
   if (e.target !== e.currentTarget) return;
   e.preventDefault();
   ui.dragging = false;
+  ui.pressed = false;
   const [from, raw] = (e.dataTransfer.getData("text/plain") || "").split(":");
   const id = Number(raw);
   if (!from) return;
@@ -458,6 +473,12 @@ function renderDingDong(v, row, text, can) {
 $("place-all").addEventListener("click", () => send({ type: "place_tiles" }, "Tiles placed."));
 $("rack").addEventListener("dragover", (e) => e.preventDefault());
 $("rack").addEventListener("drop", dropAtEnd);
+for (const zone of [$("rack"), $("received")]) {
+  zone.addEventListener("pointerdown", (e) => { if (e.target.closest(".tile")) ui.pressed = true; });
+}
+document.addEventListener("pointerup", releasePress);
+// a drag cancels the pointer (dragstart follows at once); a touch scroll cancels it for good
+document.addEventListener("pointercancel", () => setTimeout(releasePress, 100));
 if (!api.token) {
   say("This page needs a seat's link (…#token=…). Ask whoever created the game.", "error");
 } else {
