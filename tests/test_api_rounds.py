@@ -14,8 +14,12 @@ from api_helpers import ROLES, Game, Server, cli, ok, play_over_http, running
 from sqlalchemy import func, select
 
 from charleston_fsm.errors import UnknownRuleset
-from charleston_fsm.store import GameStore, InvalidRound
+from charleston_fsm.seats import SEATS, Seat
+from charleston_fsm.store import GameStore, InvalidRound, play_bots
 from charleston_fsm.store.models import RoundRow
+from charleston_fsm.store.rounds import OPTIONAL_COMMANDS
+
+SEAT_NAMES = [s.value for s in SEATS]
 
 
 def create_round(server: Server, body: dict[str, Any]) -> dict[str, Any]:
@@ -226,3 +230,52 @@ def test_simulate_fails_when_a_table_does_not_finish(sqlite_url: str, tmp_path: 
         )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "table 1: not finished in 2 s" in done.stdout
+
+
+@pytest.mark.parametrize("ruleset", ["nmjl", "house", "four_winds"])
+def test_awaiting_names_exactly_the_seats_the_table_waits_for(
+    sqlite_store: GameStore, ruleset: str
+) -> None:
+    """At every moment of bot games: an unfinished table waits for someone; during a pass
+    for the seats that have not confirmed (in four_winds the second of an exchange waits
+    for the first), otherwise for seats each with a command the table needs."""
+    round_id, game_ids = sqlite_store.create_round(
+        [{"ruleset": ruleset, "seed": seed} for seed in range(4)], token_hash="ab" * 32
+    )
+    seen: set[str] = set()
+
+    def check(game_id: str) -> None:
+        row = next(t for t in sqlite_store.round_listing(round_id).tables if t.game_id == game_id)
+        table = sqlite_store.table(game_id)
+        assert row.finished == table.finished
+        if row.finished:
+            assert row.awaiting == []
+            return
+        assert row.awaiting, row
+        needed = {s: set(table.allowed_commands(Seat(s))) - OPTIONAL_COMMANDS for s in SEAT_NAMES}
+        steps = table.active_steps()
+        if steps:  # a pass: as the director view says, who has not confirmed yet
+            assert row.awaiting == [
+                s
+                for s in SEAT_NAMES
+                if any(Seat(s) in st.participants for _, st in steps)
+                and Seat(s) not in table.selections
+            ]
+            assert any(needed[s] for s in row.awaiting), row  # and one of them can act now
+        else:
+            assert all(needed[s] for s in row.awaiting), (row, needed)
+        for s in row.awaiting:
+            seen.update(needed[s])
+
+    for seed, game_id in enumerate(game_ids):
+        check(game_id)
+        play_bots(
+            sqlite_store,
+            game_id,
+            seed,
+            view_of=lambda seat, g=game_id: (check(g), sqlite_store.view(g, seat))[1],
+        )
+        check(game_id)
+    assert "confirm_pass" in seen
+    if ruleset != "four_winds":
+        assert "vote" in seen  # the vote, outside any pass, was seen

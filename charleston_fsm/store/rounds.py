@@ -226,9 +226,13 @@ def check_round_size(count: int) -> None:
 
 
 def awaited(table: Table, view: Mapping[str, Any]) -> list[str]:
-    """The seats the table waits for: each has a command left that the table needs (not
-    one it merely may give) and has not given it yet (a vote cast, an offer made)."""
+    """The seats the table waits for: during a pass, those that have not confirmed it;
+    otherwise each seat with a command left that the table needs (not one it merely may
+    give) and has not given it yet (a vote cast, an offer made)."""
     game = view["game"]
+    if game["steps"]:  # a pass: the chart's steps name who has not confirmed (no probe)
+        pending = {s for step in game["steps"] for s in step["awaiting"]}
+        return [s.value for s in SEATS if s.value in pending]
     waiting = []
     for seat in SEATS:
         needed = set(table.allowed_commands(seat)) - OPTIONAL_COMMANDS
