@@ -8,8 +8,8 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from ..errors import SetupError
 from ..store import MAX_TABLES, GameStore, InvalidRound, check_round_size
+from ..store.rounds import numbered
 from .auth import bearer_token, new_token, token_hash
 from .deps import BotsDep, Credentials, StoreDep, TokenFirstRoute, platform_only, token_first
 from .logs import log
@@ -127,9 +127,8 @@ def _specs(body: CreateRound) -> list[RoundTableSpec]:
 
 def _numbered_setup(number: int, spec: RoundTableSpec) -> TableSetup:
     try:
-        return table_setup(spec)
-    except SetupError as exc:
-        raise type(exc)(f"Table {number}: {exc.message}", rule=exc.rule) from None
+        with numbered(number):
+            return table_setup(spec)
     except ApiProblem as exc:
         raise ApiProblem(
             exc.status, exc.code, f"Table {number}: {exc.detail}", kind=exc.kind, rule=exc.rule

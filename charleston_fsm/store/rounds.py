@@ -146,7 +146,7 @@ class Rounds:
                 )
             )
             for number, setup in enumerate(tables, start=1):
-                with _numbered(number):
+                with numbered(number):
                     game_ids.append(
                         self.create_game(**setup, round_id=round_id, round_table=number, conn=conn)
                     )
@@ -251,8 +251,9 @@ OPTIONAL_COMMANDS = frozenset(
 )
 
 
-class _numbered(AbstractContextManager[None]):
-    """Re-raise a table's setup error with its number in front."""
+class numbered(AbstractContextManager[None]):
+    """Re-raise a table's setup error with its number in front (the round's tables are
+    checked by the API, then by the store: both name the table the same way)."""
 
     def __init__(self, number: int) -> None:
         self.number = number
