@@ -131,9 +131,19 @@ class TablePlayer:
         return self.client.get(f"/v1/games/{self.game_id}{path}", headers=headers)
 
     def view(self, role: str) -> dict[str, Any]:
-        response = self._get("", role)
-        response.raise_for_status()
-        return response.json()["view"]
+        """The role's view, read again after a 5xx or a lost connection (a read is safe)."""
+        for attempt in range(MAX_SENDS):
+            try:
+                response = self._get("", role)
+            except httpx.TransportError:
+                if attempt == MAX_SENDS - 1:
+                    raise
+            else:
+                if response.status_code not in RETRY_STATUSES or attempt == MAX_SENDS - 1:
+                    response.raise_for_status()
+                    return response.json()["view"]
+            time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
 
     def send(self, seat: Seat, body: dict[str, Any]) -> bool:
         """Send one command; resent with its id while the answer leaves it in doubt."""

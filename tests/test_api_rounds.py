@@ -12,6 +12,7 @@ import httpx
 import pytest
 from api_helpers import ROLES, Game, Server, cli, ok, play_over_http, running
 from sqlalchemy import func, select
+from test_api_schema import Contract
 
 from charleston_fsm.errors import UnknownRuleset
 from charleston_fsm.seats import SEATS, Seat
@@ -279,3 +280,30 @@ def test_awaiting_names_exactly_the_seats_the_table_waits_for(
     assert "confirm_pass" in seen
     if ruleset != "four_winds":
         assert "vote" in seen  # the vote, outside any pass, was seen
+
+
+def test_round_answers_are_as_documented(sqlite_url: str, tmp_path: Path) -> None:
+    """Creation, listing (before and after play) and refusals match /openapi.json."""
+    with running(sqlite_url, tmp_path) as server, server.client() as client:
+        contract = Contract(ok(client.get("/openapi.json")))
+        contract.watch(client)
+        created = client.post(
+            "/v1/rounds",
+            json={
+                "tables": [{"seed": 1, "label": "A", "bots": ["north"]}, {"ruleset": "four_winds"}]
+            },
+        ).json()
+        client.post("/v1/rounds", json={"tables": [{"ruleset": "mahjong"}]})
+        client.post("/v1/rounds", json={"table": {}, "count": 0})
+        client.get(f"/v1/rounds/{created['round_id']}")  # no token: 401
+        headers = {"Authorization": f"Bearer {created['token']}"}
+        client.get("/v1/rounds/unknown", headers=headers)
+        client.get(f"/v1/rounds/{created['round_id']}", headers=headers)
+        game = table_game(server, created["tables"][1])
+        try:
+            play_over_http(game, seed=2)
+        finally:
+            game.close()
+        client.get(f"/v1/rounds/{created['round_id']}", headers=headers)
+    statuses = {key.split(" -> ")[1].split()[0] for key in contract.checked}
+    assert statuses == {"201", "422", "400", "401", "404", "200"}, contract.checked
