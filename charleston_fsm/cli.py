@@ -344,11 +344,12 @@ def simulate_command(
         "--database-url",
         help="Store to fill (default: a fresh temporary SQLite file).",
     ),
-    url: str | None = typer.Option(
+    url: list[str] | None = typer.Option(
         None,
         "--url",
         help="Play a round against the service at this URL over HTTP instead "
-        "(e.g. http://127.0.0.1:8000).",
+        "(e.g. http://127.0.0.1:8000); repeat it for several processes on one database "
+        "(table i is played through URL i mod n).",
     ),
     tables: int | None = typer.Option(
         None, "--tables", help="With --url: tables in the round (default: --games)."
@@ -376,7 +377,7 @@ def simulate_command(
 
     With --url: a whole round against a running service, over HTTP only.
     """
-    if url is not None:
+    if url:
         from .round_player import RoundPlan
         from .round_report import simulate_over_http
 

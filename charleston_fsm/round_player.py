@@ -13,8 +13,9 @@ import random
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,7 +199,7 @@ class TablePlayer:
 
 
 def play_round(
-    base_url: str,
+    base_urls: Sequence[str],
     plan: RoundPlan,
     *,
     platform_key: str | None = None,
@@ -207,17 +208,25 @@ def play_round(
     on_table_done: Callable[[int], None] = lambda finished: None,
     on_created: Callable[[dict[str, Any]], None] = lambda created: None,
 ) -> RoundResult:
-    """Create the round, play every table, verify each, read the round's listing."""
+    """Create the round (through the first service), play every table (table *i* through
+    service *i* mod n: several processes on one database), verify each, read the listing."""
     tally = Tally()
     problems: list[str] = []
     limits = httpx.Limits(max_connections=concurrency * 2, max_keepalive_connections=concurrency)
-    with httpx.Client(base_url=base_url, timeout=60, limits=limits) as client:
+    with ExitStack() as stack:
+        clients = [
+            stack.enter_context(httpx.Client(base_url=url, timeout=60, limits=limits))
+            for url in base_urls
+        ]
         headers = {"Authorization": f"Bearer {platform_key}"} if platform_key else {}
         started = time.perf_counter()
-        with httpx.Client(base_url=base_url, headers=headers, timeout=120) as platform:
+        with httpx.Client(base_url=base_urls[0], headers=headers, timeout=120) as platform:
             created = create_round(platform, plan)
         on_created(created)
-        players = [TablePlayer(client, t, plan, tally) for t in created["tables"]]
+        players = [
+            TablePlayer(clients[i % len(clients)], t, plan, tally)
+            for i, t in enumerate(created["tables"])
+        ]
         deadline = time.monotonic() + timeout
         finished = 0
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
@@ -237,7 +246,7 @@ def play_round(
             elapsed = time.perf_counter() - started
             verdicts = list(pool.map(TablePlayer.verify, players))
         problems += [v for v in verdicts if v is not None]
-        listing = client.get(
+        listing = clients[-1].get(
             f"/v1/rounds/{created['round_id']}",
             headers={"Authorization": f"Bearer {created['token']}"},
         )

@@ -14,7 +14,7 @@ from .round_player import RoundPlan, RoundResult, play_round
 
 def simulate_over_http(
     console: Console,
-    url: str,
+    urls: list[str],
     plan: RoundPlan,
     *,
     platform_key: str | None,
@@ -40,7 +40,7 @@ def simulate_over_http(
 
         try:
             result = play_round(
-                url.rstrip("/"),
+                [url.rstrip("/") for url in urls],
                 plan,
                 platform_key=platform_key,
                 concurrency=concurrency,

@@ -5,6 +5,7 @@ and ``simulate --url`` playing a round against a running service."""
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -199,19 +200,28 @@ def test_the_store_makes_a_round_whole_or_not_at_all(store: GameStore) -> None:
 
 
 def test_simulate_plays_a_round_against_a_running_service(db_url: str, tmp_path: Path) -> None:
-    with running(db_url, tmp_path) as server:
-        done = cli("simulate", "--url", server.base_url, "--tables", "5", "--seed", "7")
+    """On PostgreSQL through two service processes (tables alternate between them)."""
+    processes = 2 if db_url.startswith("postgresql") else 1
+    with ExitStack() as stack:
+        servers = [
+            stack.enter_context(running(db_url, tmp_path, name=f"server{i}"))
+            for i in range(processes)
+        ]
+        urls = [arg for server in servers for arg in ("--url", server.base_url)]
+        done = cli("simulate", *urls, "--tables", "5", "--seed", "7", "--concurrency", "3")
         said = done.stdout
         assert "5 tables created" in said
-        for measure, value in (("tables", "5"), ("finished", "5"), ("verified", "5")):
-            assert any(
-                line.split("│")[1:3]
-                and line.split("│")[1].strip() == measure
-                and line.split("│")[2].strip() == value
-                for line in said.splitlines()
-                if "│" in line
-            ), said
+        rows = {
+            cells[1].strip(): cells[2].strip()
+            for line in said.splitlines()
+            if len(cells := line.split("│")) == 4
+        }
+        assert rows["tables"] == rows["finished"] == rows["verified"] == "5", said
+        assert int(rows["commands"]) > 5 * 20 and rows["refusals"] == "0", said
         assert "p99" in said
+        for server in servers:  # every process played its share of the tables
+            commands = [r for r in server.log_lines() if r.get("path", "").endswith("/commands")]
+            assert commands, server.log_path
 
 
 def test_simulate_fails_when_a_table_does_not_finish(sqlite_url: str, tmp_path: Path) -> None:
