@@ -344,8 +344,60 @@ def simulate_command(
         "--database-url",
         help="Store to fill (default: a fresh temporary SQLite file).",
     ),
+    url: list[str] | None = typer.Option(
+        None,
+        "--url",
+        help="Play a round against the service at this URL over HTTP instead "
+        "(e.g. http://127.0.0.1:8000); repeat it for several processes on one database "
+        "(table i is played through URL i mod n).",
+    ),
+    tables: int | None = typer.Option(
+        None, "--tables", help="With --url: tables in the round (default: --games)."
+    ),
+    clock_seconds: float | None = typer.Option(
+        None, "--clock-seconds", help="With --url: each table's clock, seconds per action."
+    ),
+    idle_seats: int = typer.Option(
+        0,
+        "--idle-seats",
+        min=0,
+        max=3,
+        help="With --url: seats per table nobody plays (North, then West, South): "
+        "the clock acts for them.",
+    ),
+    concurrency: int = typer.Option(16, "--concurrency", min=1, help="With --url: tables at once."),
+    timeout: float = typer.Option(
+        600.0, "--timeout", help="With --url: seconds before unfinished tables count as failed."
+    ),
+    platform_key: str | None = typer.Option(
+        None, "--platform-key", envvar="CHARLESTON_PLATFORM_KEY", help="With --url: the key."
+    ),
 ) -> None:
-    """Many bot games through the store, then a summary; checks every projection."""
+    """Many bot games through the store, then a summary; checks every projection.
+
+    With --url: a whole round against a running service, over HTTP only.
+    """
+    if url:
+        from .round_player import RoundPlan
+        from .round_report import simulate_over_http
+
+        plan = RoundPlan(
+            tables=tables or games,
+            ruleset=ruleset,
+            seed=seed,
+            clock_seconds=clock_seconds,
+            idle_seats=idle_seats,
+        )
+        raise typer.Exit(
+            simulate_over_http(
+                console,
+                url,
+                plan,
+                platform_key=platform_key,
+                concurrency=concurrency,
+                timeout=timeout,
+            )
+        )
     import tempfile
     import time
     from pathlib import Path

@@ -18,6 +18,7 @@ TABLES = {
     "game_credentials",
     "anchors",
     "quarantines",
+    "rounds",
 }
 
 

@@ -19,7 +19,14 @@ from fastapi import APIRouter, FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from ..store import GameStore
-from . import routes_director, routes_games, routes_live, routes_meta, routes_web
+from . import (
+    routes_director,
+    routes_games,
+    routes_live,
+    routes_meta,
+    routes_rounds,
+    routes_web,
+)
 from .botrunner import BotRunner
 from .logs import log
 from .middleware import DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
@@ -95,7 +102,7 @@ def create_app(
     install(app)
 
     v1 = APIRouter(prefix=f"/{API_VERSION}")
-    for module in (routes_games, routes_director, routes_live, routes_meta):
+    for module in (routes_games, routes_rounds, routes_director, routes_live, routes_meta):
         v1.include_router(module.router)
     app.include_router(v1)
     app.include_router(routes_meta.health)

@@ -7,6 +7,7 @@ import random
 import secrets
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query, Request
@@ -77,6 +78,44 @@ def create_game(
     body: CreateGame, request: Request, store: StoreDep, _: Credentials
 ) -> JSONResponse:
     platform_only(request)
+    setup = table_setup(body)
+    game_id = store.create_game(**setup.store_args)
+    request.state.game_id = str(game_id)
+    request.state.role = "platform"
+    log.info("game created", extra={"game_id": str(game_id), "ruleset": setup.ruleset})
+    answer = setup.created(game_id)
+    return JSONResponse(answer, status_code=201, headers={"Location": answer["links"]["self"]})
+
+
+@dataclass(frozen=True)
+class TableSetup:
+    """A checked create-game request: the store's arguments and the tokens to hand out."""
+
+    ruleset: str
+    options: dict[str, Any]
+    tokens: dict[str, str]
+    store_args: dict[str, Any]
+
+    def created(self, game_id: str) -> dict[str, Any]:
+        """The answer naming the new game: its tokens (shown once) and links."""
+        base = f"/v1/games/{game_id}"
+        return {
+            "game_id": game_id,
+            "ruleset": self.ruleset,
+            "options": self.options,
+            "tokens": self.tokens,
+            "links": {
+                "self": base,
+                "commands": f"{base}/commands",
+                "events": f"{base}/events",
+                "stream": f"{base}/stream",
+            },
+        }
+
+
+def table_setup(body: CreateGame) -> TableSetup:
+    """What ``store.create_game`` takes for a create-game request, with fresh tokens
+    (a game's and each table of a round's: one path for both)."""
     if body.seed is not None and body.hands is not None:
         raise ApiProblem(
             422,
@@ -91,33 +130,18 @@ def create_game(
     if seed is None and body.hands is None:
         seed = secrets.randbits(62)
     tokens = {role: new_token() for role in ROLES}
-    game_id = store.create_game(
+    return TableSetup(
         ruleset=ruleset.name,
-        options=body.options or None,
-        seed=seed,
-        hands={s.value: list(t) for s, t in body.hands.items()} if body.hands else None,
-        players={s.value: n for s, n in body.players.items()} if body.players else None,
-        credentials={role: token_hash(t) for role, t in tokens.items()},
-    )
-    request.state.game_id = str(game_id)
-    request.state.role = "platform"
-    log.info("game created", extra={"game_id": str(game_id), "ruleset": ruleset.name})
-    base = f"/v1/games/{game_id}"
-    return JSONResponse(
-        {
-            "game_id": str(game_id),
+        options=options.model_dump(mode="json"),
+        tokens=tokens,
+        store_args={
             "ruleset": ruleset.name,
-            "options": options.model_dump(mode="json"),
-            "tokens": tokens,
-            "links": {
-                "self": base,
-                "commands": f"{base}/commands",
-                "events": f"{base}/events",
-                "stream": f"{base}/stream",
-            },
+            "options": body.options or None,
+            "seed": seed,
+            "hands": {s.value: list(t) for s, t in body.hands.items()} if body.hands else None,
+            "players": {s.value: n for s, n in body.players.items()} if body.players else None,
+            "credentials": {role: token_hash(t) for role, t in tokens.items()},
         },
-        status_code=201,
-        headers={"Location": base},
     )
 
 

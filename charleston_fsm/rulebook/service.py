@@ -72,4 +72,12 @@ RULES: tuple[Rule, ...] = (
         + " Tamper evidence: the hash chain, the recorded head and signed anchors.",
         fact="charleston_fsm.store: verify and quarantine (store/tamper.py)",
     ),
+    Rule(
+        "SVC-09",
+        "A round's tables are created in one call, all of them or none, at most 500; the "
+        "round's own director token lists them, and each table keeps its own tokens.",
+        EVERY,
+        decision=DECIDED + " A bad table names its number, and no table of the round is made.",
+        fact="charleston_fsm.store: Rounds.create_round (store/rounds.py)",
+    ),
 )

@@ -15,8 +15,10 @@ from .errors import (
     GameNotFound,
     GameQuarantined,
     InvalidGameSetup,
+    InvalidRound,
     OutcomeUnknown,
     QuarantineNotLifted,
+    RoundNotFound,
     SchemaNotCurrent,
     StoreError,
     StoreUnavailable,
@@ -28,6 +30,7 @@ from .game_store import (
     GameSummary,
 )
 from .hashing import hash_token
+from .rounds import MAX_TABLES, RoundListing, RoundTable, check_round_size
 from .rows import StoredEvent
 from .schema import SchemaState, SchemaStatus, alembic_config
 from .urls import DEFAULT_URL, ENV_VAR, resolve_url
@@ -37,6 +40,7 @@ __all__ = [
     "ANCHOR_EVERY",
     "DEFAULT_URL",
     "ENV_VAR",
+    "MAX_TABLES",
     "NOTIFY_CHANNEL",
     "Anchor",
     "AnchorKey",
@@ -52,9 +56,13 @@ __all__ = [
     "GameStore",
     "GameSummary",
     "InvalidGameSetup",
+    "InvalidRound",
     "OutcomeUnknown",
     "PassAudit",
     "QuarantineNotLifted",
+    "RoundListing",
+    "RoundNotFound",
+    "RoundTable",
     "SchemaNotCurrent",
     "SchemaState",
     "SchemaStatus",
@@ -64,6 +72,7 @@ __all__ = [
     "Transfer",
     "Verification",
     "alembic_config",
+    "check_round_size",
     "hash_token",
     "load_key",
     "play_bots",

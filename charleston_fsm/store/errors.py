@@ -19,6 +19,12 @@ class GameNotFound(StoreError):
     rule = "SVC-07"
 
 
+class RoundNotFound(StoreError):
+    kind = "not_found"
+    code = "round_not_found"
+    rule = "SVC-09"
+
+
 class Conflict(StoreError):
     """Another writer changed the game first (or held it too long); retry the command."""
 
@@ -79,3 +85,10 @@ class GameQuarantined(StoreError):
 class QuarantineNotLifted(StoreError):
     code = "quarantine_not_lifted"
     rule = "SVC-08"
+
+
+class InvalidRound(SetupError):
+    """A round that cannot be made as asked (its size, or one of its tables)."""
+
+    code = "invalid_round"
+    rule = "SVC-09"

@@ -13,7 +13,7 @@ import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -62,6 +62,7 @@ from .models import (
     ProjectionRow,
 )
 from .reads import CheckedReads, check_could_exist, could_exist
+from .rounds import Rounds
 from .rows import StoredEvent
 from .schema import SchemaState, SchemaStatus, alembic_config, schema_state
 from .tamper import TamperEvidence
@@ -131,7 +132,7 @@ UNKNOWN_OUTCOME = (
 )
 
 
-class GameStore(CheckedReads, TamperEvidence):
+class GameStore(CheckedReads, TamperEvidence, Rounds):
     """Games on PostgreSQL (psycopg 3) or SQLite; see ``docs/architecture.md``."""
 
     def __init__(
@@ -304,8 +305,15 @@ class GameStore(CheckedReads, TamperEvidence):
         credentials: Mapping[str, str] | None = None,
         *,
         game_id: str | None = None,
+        round_id: str | None = None,
+        round_table: int | None = None,
+        conn: Connection | None = None,
     ) -> str:
-        """A new game: its ``game_created`` row (seq 1), projection and credentials."""
+        """A new game: its ``game_created`` row (seq 1), projection and credentials.
+
+        ``conn``: inside the caller's write transaction (a round's tables commit together,
+        :meth:`Rounds.create_round`), instead of one of its own.
+        """
         rules = get_ruleset(ruleset)
         if hands is not None:
             try:
@@ -337,10 +345,12 @@ class GameStore(CheckedReads, TamperEvidence):
             "so it may or may not exist. Look it up by its id, or create a new game: an "
             "unused game changes nothing."
         )
-        with self._writing(unknown) as conn:
+        with self._writing(unknown) if conn is None else nullcontext(conn) as conn:
             conn.execute(
                 insert(GameRow).values(
                     id=game_id,
+                    round_id=round_id,
+                    round_table=round_table,
                     ruleset=rules.name,
                     options=payload["options"],
                     created_at=now,

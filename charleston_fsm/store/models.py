@@ -57,6 +57,9 @@ class GameRow(Base):
     status: Mapped[str] = mapped_column(String(16))
     #: the hash of row ``last_seq``, moved with it (NULL only for games from before 0002)
     head_hash: Mapped[str | None] = mapped_column(String(64))
+    #: the round the game is a table of (``rounds.id``), and its table number there
+    round_id: Mapped[str | None] = mapped_column(String(MAX_GAME_ID), index=True)
+    round_table: Mapped[int | None] = mapped_column(Integer)
 
 
 class EventRow(Base):
@@ -153,6 +156,18 @@ class QuarantineRow(Base):
     lifted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     lifted_by: Mapped[str | None] = mapped_column(String(128))
     lift_note: Mapped[str | None] = mapped_column(String(1000))
+
+
+class RoundRow(Base):
+    """Many tables created in one call; the sha256 of the round director's token."""
+
+    __tablename__ = "rounds"
+
+    id: Mapped[str] = mapped_column(String(MAX_GAME_ID), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    name: Mapped[str | None] = mapped_column(String(64))
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
+    token_hash: Mapped[str] = mapped_column(String(64))
 
 
 metadata = Base.metadata

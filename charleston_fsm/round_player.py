@@ -1,0 +1,264 @@
+"""Play a whole round against a running service, over HTTP only (``simulate --url``).
+
+The round is created in one call (``POST /v1/rounds``); then every table is played by
+the package's bots, each seat through its own token and its own view, tables side by
+side in threads. Seats left idle are not played: the service's clock (when the round
+has one) acts for them, and the round's listing reports them late. Nothing here reads
+the database: what the summary says, the service said.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from .bots import Bot, bots_for
+from .seats import SEATS, Seat
+
+#: answers after which the same command (same id) is sent again: nothing or it was stored
+RETRY_STATUSES = frozenset({500, 502, 503, 504})
+MAX_SENDS = 6
+POLL_SECONDS = 0.25  # how often a table waiting for its clock (or a service bot) looks again
+
+
+@dataclass
+class Tally:
+    """What all tables' threads sent and heard (shared, under a lock)."""
+
+    commands: int = 0
+    refusals: int = 0
+    resent: int = 0
+    latencies: list[float] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def sent(self, seconds: float, status: int) -> None:
+        with self.lock:
+            self.latencies.append(seconds)
+            if status == 200:
+                self.commands += 1
+            elif status in RETRY_STATUSES:
+                self.resent += 1
+            else:
+                self.refusals += 1
+
+    def percentile(self, p: float) -> float:
+        if len(self.latencies) < 2:
+            return self.latencies[0] if self.latencies else 0.0
+        return statistics.quantiles(self.latencies, n=100, method="inclusive")[int(p) - 1]
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """What to create and how to play it."""
+
+    tables: int
+    ruleset: str = "nmjl"
+    seed: int = 1
+    clock_seconds: float | None = None
+    idle_seats: int = 0
+    name: str = "simulate"
+
+    @property
+    def idle(self) -> frozenset[Seat]:
+        """The seats no one plays: North first, then West, South, East."""
+        return frozenset(list(reversed(SEATS))[: self.idle_seats])
+
+    def request(self) -> dict[str, Any]:
+        table: dict[str, Any] = {"ruleset": self.ruleset, "seed": self.seed}
+        if self.clock_seconds is not None:
+            table["clock"] = clock_spec(self.clock_seconds)
+        return {"name": self.name, "table": table, "count": self.tables}
+
+
+def clock_spec(seconds: float) -> dict[str, Any]:
+    """The create-game ``clock`` field: every action of a seat gets ``seconds``, and the
+    service's auto player acts when they run out."""
+    return {"seconds": seconds, "on_expiry": "auto_play"}
+
+
+@dataclass
+class RoundResult:
+    round_id: str
+    tables: int
+    finished: int
+    verified: int
+    late_seats: int
+    elapsed: float
+    tally: Tally
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.finished == self.verified == self.tables
+
+
+def create_round(client: httpx.Client, plan: RoundPlan) -> dict[str, Any]:
+    response = client.post("/v1/rounds", json=plan.request())
+    if response.status_code != 201:
+        raise RuntimeError(
+            f"The service refused the round ({response.status_code}): {response.text[:500]}"
+        )
+    return response.json()
+
+
+class TablePlayer:
+    """One table's human seats, each played by a bot through its own token."""
+
+    def __init__(
+        self, client: httpx.Client, table: dict[str, Any], plan: RoundPlan, tally: Tally
+    ) -> None:
+        self.client = client
+        self.game_id = table["game_id"]
+        self.tokens = table["tokens"]
+        self.tally = tally
+        self.number = table["table"]
+        played = set(SEATS) - plan.idle - {Seat(s) for s in table.get("bots", [])}
+        every = bots_for(plan.seed * 1000 + self.number)
+        self.bots: dict[Seat, Bot] = {s: every[s] for s in SEATS if s in played}
+        self.rng = random.Random(self.number)
+        self.sent = 0
+
+    def _get(self, path: str, role: str) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.tokens[role]}"}
+        return self.client.get(f"/v1/games/{self.game_id}{path}", headers=headers)
+
+    def view(self, role: str) -> dict[str, Any]:
+        """The role's view, read again after a 5xx or a lost connection (a read is safe)."""
+        for attempt in range(MAX_SENDS):
+            try:
+                response = self._get("", role)
+            except httpx.TransportError:
+                if attempt == MAX_SENDS - 1:
+                    raise
+            else:
+                if response.status_code not in RETRY_STATUSES or attempt == MAX_SENDS - 1:
+                    response.raise_for_status()
+                    return response.json()["view"]
+            time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def send(self, seat: Seat, body: dict[str, Any]) -> bool:
+        """Send one command; resent with its id while the answer leaves it in doubt."""
+        self.sent += 1
+        body = {**body, "command_id": f"sim-{seat.value}-{self.sent}"}
+        headers = {"Authorization": f"Bearer {self.tokens[seat.value]}"}
+        for attempt in range(MAX_SENDS):
+            started = time.perf_counter()
+            try:
+                response = self.client.post(
+                    f"/v1/games/{self.game_id}/commands", json=body, headers=headers
+                )
+            except httpx.TransportError:
+                self.tally.sent(time.perf_counter() - started, 503)
+                time.sleep(0.05 * 2**attempt)
+                continue
+            self.tally.sent(time.perf_counter() - started, response.status_code)
+            if response.status_code not in RETRY_STATUSES:
+                return response.status_code == 200
+            time.sleep(float(response.headers.get("Retry-After", 0.05 * 2**attempt)))
+        return False
+
+    def play(self, deadline: float) -> bool:
+        """Play until the table is finished and no bot has anything left (or ``deadline``)."""
+        while time.monotonic() < deadline:
+            acted = False
+            seats = list(self.bots)
+            self.rng.shuffle(seats)
+            finished = False
+            for seat in seats:
+                view = self.view(seat.value)
+                finished = view["game"]["finished"]
+                command = self.bots[seat].decide(view)
+                if command is not None:
+                    self.send(seat, command.model_dump(mode="json", exclude={"seat"}))
+                    acted = True
+            if not seats:
+                finished = self.view("director")["game"]["finished"]
+            if not acted:
+                if finished:
+                    return True
+                time.sleep(POLL_SECONDS)  # the clock or the service's bots act now
+        return False
+
+    def verify(self) -> str | None:
+        """``None`` when the director's verify finds the record intact, else why not."""
+        response = self._get("/verify", "director")
+        if response.status_code != 200:
+            return f"table {self.number}: verify answered {response.status_code}"
+        found = response.json()
+        return None if found["ok"] else f"table {self.number}: {found['message']}"
+
+
+def play_round(
+    base_urls: Sequence[str],
+    plan: RoundPlan,
+    *,
+    platform_key: str | None = None,
+    concurrency: int = 16,
+    timeout: float = 600.0,
+    on_table_done: Callable[[int], None] = lambda finished: None,
+    on_created: Callable[[dict[str, Any]], None] = lambda created: None,
+) -> RoundResult:
+    """Create the round (through the first service), play every table (table *i* through
+    service *i* mod n: several processes on one database), verify each, read the listing."""
+    tally = Tally()
+    problems: list[str] = []
+    limits = httpx.Limits(max_connections=concurrency * 2, max_keepalive_connections=concurrency)
+    with ExitStack() as stack:
+        clients = [
+            stack.enter_context(httpx.Client(base_url=url, timeout=60, limits=limits))
+            for url in base_urls
+        ]
+        headers = {"Authorization": f"Bearer {platform_key}"} if platform_key else {}
+        started = time.perf_counter()
+        with httpx.Client(base_url=base_urls[0], headers=headers, timeout=120) as platform:
+            created = create_round(platform, plan)
+        on_created(created)
+        players = [
+            TablePlayer(clients[i % len(clients)], t, plan, tally)
+            for i, t in enumerate(created["tables"])
+        ]
+        deadline = time.monotonic() + timeout
+        finished = 0
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            futures = {pool.submit(p.play, deadline): p for p in players}
+            for future in as_completed(futures):
+                player = futures[future]
+                try:
+                    done = future.result()
+                except Exception as exc:  # a table's thread failed: say which and why
+                    done = False
+                    problems.append(f"table {player.number}: {type(exc).__name__}: {exc}")
+                else:
+                    if not done:
+                        problems.append(f"table {player.number}: not finished in {timeout:g} s")
+                finished += done
+                on_table_done(finished)
+            elapsed = time.perf_counter() - started
+            verdicts = list(pool.map(TablePlayer.verify, players))
+        problems += [v for v in verdicts if v is not None]
+        listing = clients[-1].get(
+            f"/v1/rounds/{created['round_id']}",
+            headers={"Authorization": f"Bearer {created['token']}"},
+        )
+        listing.raise_for_status()
+        counts = listing.json()["counts"]
+    return RoundResult(
+        round_id=created["round_id"],
+        tables=len(players),
+        finished=counts["finished"],
+        verified=sum(v is None for v in verdicts),
+        late_seats=counts["late_seats"],
+        elapsed=elapsed,
+        tally=tally,
+        problems=problems,
+    )
