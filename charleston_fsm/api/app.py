@@ -44,7 +44,7 @@ def _store_url(store: Any) -> str | None:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     notifier: Notifier = app.state.notifier
     await run_in_threadpool(notifier.start)
-    log.info("service started", extra={"notifier": notifier.kind})
+    log.info("service started", extra={"notifier": notifier.kind, "pid": os.getpid()})
     try:
         yield
     finally:
