@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -52,24 +54,43 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _on_every_worker(server: Server, pids: set[int], probe: Callable[[httpx.Client], Any]):
+    """``probe(client)`` over new connections until each of ``pids`` has run it once;
+    returns {pid: what probe returned there}."""
+    seen: dict[int, Any] = {}
+    for _ in range(300):
+        with server.client() as client:  # a new connection: the kernel picks a worker
+            pid = client.get("/healthz").json()["pid"]
+            if pid not in seen:
+                seen[pid] = probe(client)
+        if set(seen) == pids:
+            return seen
+    raise AssertionError(f"only workers {sorted(seen)} of {sorted(pids)} were reached")
+
+
 @pytest.mark.postgres
 def test_two_workers_share_a_port_and_streams_cross_them(pg_url: str, tmp_path: Path) -> None:
-    args = ("--workers", "2", "--platform-key", PLATFORM_KEY)
+    key_file = tmp_path / "fleet-anchor.key"  # not the test run's key file of the environment
+    args = ("--workers", "2", "--platform-key", PLATFORM_KEY, "--max-body-bytes", "2000")
+    args += ("--anchor-key-file", str(key_file))
     with running(pg_url, tmp_path, args=args) as server:
         pids = _pids_of_fresh_connections(server, 2)
         assert len(pids) == 2, f"only {pids} answered"
         assert server.proc.pid not in pids  # the supervisor serves nothing itself
 
-        # each worker built its app from the command line's settings: the platform key holds
-        refused: set[int] = set()
-        for _ in range(300):
-            with server.client() as anon:
-                pid = anon.get("/healthz").json()["pid"]
-                assert anon.post("/v1/games", json={"seed": 1}).status_code == 401
-                refused.add(pid)
-            if refused == pids:
-                break
-        assert refused == pids
+        # every worker built its app from the command line's settings
+        def settings_hold(client: httpx.Client) -> str:
+            assert client.post("/v1/games", json={"seed": 1}).status_code == 401  # platform key
+            auth = {"Authorization": f"Bearer {PLATFORM_KEY}"}
+            padded = {"seed": 1, "players": {"east": "x" * 3000}}
+            assert client.post("/v1/games", json=padded, headers=auth).status_code == 413
+            created = client.post("/v1/games", json={"seed": 3}, headers=auth)
+            assert created.status_code == 201, created.text
+            return str(created.json()["game_id"])
+
+        games = _on_every_worker(server, pids, settings_hold)
+        for game in games.values():  # anchors signed by each worker with the CLI's key file
+            cli("verify", game, "--database-url", pg_url, "--anchor-key-file", str(key_file))
 
         with server.client(PLATFORM_KEY) as platform:
             created = platform.post("/v1/games", json={"seed": 21})
