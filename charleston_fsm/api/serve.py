@@ -16,13 +16,12 @@ from importlib.util import find_spec
 from typing import Any
 
 from ..store.anchors import KEY_FILE_ENV
-from .app import MAX_BODY_ENV
+from ..store.urls import ENV_VAR as DATABASE_ENV
+from .app import MAX_BODY_ENV, PLATFORM_KEY_ENV
 from .logs import log, logging_config
 
 #: What each worker calls to build its app (``uvicorn --factory``).
 APP_FACTORY = "charleston_fsm.api.app:create_app"
-DATABASE_ENV = "CHARLESTON_DATABASE_URL"
-PLATFORM_KEY_ENV = "CHARLESTON_PLATFORM_KEY"
 
 
 class WorkersNeedPostgres(ValueError):
