@@ -20,7 +20,7 @@ admin_url=${admin_url/postgresql+psycopg:/postgresql:}
 unset CHARLESTON_DATABASE_URL CHARLESTON_PLATFORM_KEY CHARLESTON_ANCHOR_KEY CHARLESTON_WORKERS
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/charleston-wheel.XXXXXX")
-database="charleston_wheel_$(basename "$work" | tr -dc 'a-zA-Z0-9' | tr 'A-Z' 'a-z')"
+database="charleston_wheel_$(basename "$work" | sed 's/.*\.//' | tr 'A-Z' 'a-z' | tr -dc 'a-z0-9')"
 server_pid=""
 database_made=""
 current="starting"
