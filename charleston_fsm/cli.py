@@ -236,12 +236,19 @@ def serve_command(
         envvar="CHARLESTON_MAX_BODY_BYTES",
         help="Largest request body accepted, in bytes (default 65536); a larger one is a 413.",
     ),
+    workers: int = typer.Option(
+        1,
+        min=1,
+        envvar="CHARLESTON_WORKERS",
+        help="Processes serving the port (more than 1 needs PostgreSQL: streams follow "
+        "commands across them through LISTEN/NOTIFY). Default 1.",
+    ),
 ) -> None:
     """Run the HTTP service (JSON-line logs on stderr); migrates an empty database."""
-    import uvicorn
+    import os
 
-    from .api import create_app
-    from .api.logs import configure, log, logging_config
+    from .api import create_app, serve
+    from .api.logs import configure, log
 
     configure(log_level.upper())
     store = _open_store(
@@ -249,18 +256,28 @@ def serve_command(
         say=lambda level, text: getattr(log, level)(text),
         anchor_key_file=anchor_key_file,
     )
+    try:
+        serve.check_workers(workers, store.dialect)
+    except serve.WorkersNeedPostgres as exc:
+        log.error(str(exc))
+        raise typer.Exit(2) from None
     log.info(f"anchors signed with the key from {store.anchor_key.source}")
-    app_ = create_app(store, platform_key=platform_key or None, max_body_bytes=max_body_bytes)
+    if workers > 1:  # each worker builds its own app from these settings
+        os.environ.update(
+            serve.worker_environment(
+                database_url=store.url.render_as_string(hide_password=False),
+                anchor_key_file=anchor_key_file,
+                platform_key=platform_key,
+                max_body_bytes=max_body_bytes,
+            )
+        )
+        store.dispose()
+        app_ = None
+    else:
+        app_ = create_app(store, platform_key=platform_key or None, max_body_bytes=max_body_bytes)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     log.info(f"open http://{shown}:{port}/ in a browser to create a game and take a seat")
-    uvicorn.run(
-        app_,
-        host=host,
-        port=port,
-        log_config=logging_config(log_level.upper()),
-        access_log=False,
-        proxy_headers=True,
-    )
+    serve.run(app_, host=host, port=port, workers=workers, log_level=log_level)
 
 
 @app.command("migrate")

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +66,13 @@ def free_port() -> int:
 class Server:
     """One ``charleston-fsm serve`` process; its JSON-line logs go to ``log_path``."""
 
-    def __init__(self, database_url: str, log_path: Path, env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        database_url: str,
+        log_path: Path,
+        env: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
+    ):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
@@ -85,6 +91,7 @@ class Server:
                 str(self.port),
                 "--database-url",
                 database_url,
+                *args,
             ],
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -223,11 +230,17 @@ def play_over_http(
 # -- server-sent events ----------------------------------------------------------------------
 @dataclass
 class StreamReader:
-    """Reads one SSE stream in a thread; ``messages`` are (event, id, data, received_at)."""
+    """Reads one SSE stream in a thread; ``messages`` are (event, id, data, received_at).
+
+    With ``which_pid`` its connection first asks ``/healthz`` which process serves it
+    (``pid``): the stream then reuses that kept-alive connection, hence that process.
+    """
 
     url: str
     token: str
     after: int | None = None
+    which_pid: bool = False
+    pid: int | None = None
     messages: list[tuple[str, str | None, Any, float]] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)
     error: BaseException | None = None
@@ -244,41 +257,41 @@ class StreamReader:
     def _run(self) -> None:
         params = {} if self.after is None else {"after": self.after}
         try:
-            with (
-                httpx.Client(timeout=httpx.Timeout(30, read=None)) as client,
-                client.stream(
-                    "GET",
-                    self.url,
-                    params=params,
-                    headers={"Authorization": f"Bearer {self.token}"},
-                ) as response,
-            ):
-                assert response.status_code == 200, response.read()
-                assert response.headers["content-type"].startswith("text/event-stream")
-                event, ident, data = "message", None, []
-                for line in response.iter_lines():
-                    if self._stop.is_set():
-                        return
-                    self.raw.append(line)
-                    if line == "":
-                        if data:
-                            self._add(event, ident, json.loads("\n".join(data)))
-                        event, ident, data = "message", None, []
-                    elif line.startswith(":"):
-                        continue
-                    else:
-                        name, _, value = line.partition(":")
-                        value = value[1:] if value.startswith(" ") else value
-                        if name == "event":
-                            event = value
-                        elif name == "id":
-                            ident = value
-                        elif name == "data":
-                            data.append(value)
+            with httpx.Client(timeout=httpx.Timeout(30, read=None)) as client:
+                if self.which_pid:
+                    self.pid = client.get(self.url.split("/v1/")[0] + "/healthz").json()["pid"]
+                self._read(client, params)
         except BaseException as exc:
             if not self._stop.is_set():
                 self.error = exc
                 self._subscribed.set()
+
+    def _read(self, client: httpx.Client, params: dict[str, int]) -> None:
+        with client.stream(
+            "GET", self.url, params=params, headers={"Authorization": f"Bearer {self.token}"}
+        ) as response:
+            assert response.status_code == 200, response.read()
+            assert response.headers["content-type"].startswith("text/event-stream")
+            event, ident, data = "message", None, []
+            for line in response.iter_lines():
+                if self._stop.is_set():
+                    return
+                self.raw.append(line)
+                if line == "":
+                    if data:
+                        self._add(event, ident, json.loads("\n".join(data)))
+                    event, ident, data = "message", None, []
+                elif line.startswith(":"):
+                    continue
+                else:
+                    name, _, value = line.partition(":")
+                    value = value[1:] if value.startswith(" ") else value
+                    if name == "event":
+                        event = value
+                    elif name == "id":
+                        ident = value
+                    elif name == "data":
+                        data.append(value)
 
     def _add(self, event: str, ident: str | None, data: Any) -> None:
         with self._changed:

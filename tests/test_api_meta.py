@@ -52,7 +52,7 @@ def test_openapi_rulesets_health(sqlite_url: str, tmp_path: Path) -> None:
         ]
         assert anon.get("/v1/rulesets/house").json() == house
 
-        assert anon.get("/healthz").json() == {"status": "ok"}
+        assert anon.get("/healthz").json() == {"status": "ok", "pid": server.proc.pid}
         ready = anon.get("/readyz").json()
         assert ready["status"] == "ready" and ready["schema"] == "current"
 

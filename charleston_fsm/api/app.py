@@ -35,6 +35,7 @@ from .problems import install
 
 API_VERSION = "v1"
 MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
+PLATFORM_KEY_ENV = "CHARLESTON_PLATFORM_KEY"
 
 
 def _store_url(store: Any) -> str | None:
@@ -51,7 +52,7 @@ def _store_url(store: Any) -> str | None:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     notifier: Notifier = app.state.notifier
     await run_in_threadpool(notifier.start)
-    log.info("service started", extra={"notifier": notifier.kind})
+    log.info("service started", extra={"notifier": notifier.kind, "pid": os.getpid()})
     try:
         yield
     finally:
@@ -74,7 +75,7 @@ def create_app(
     if store is None:
         store = GameStore()
     if platform_key is None:
-        platform_key = os.environ.get("CHARLESTON_PLATFORM_KEY") or None
+        platform_key = os.environ.get(PLATFORM_KEY_ENV) or None
     if max_body_bytes is None:
         max_body_bytes = int(os.environ.get(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
     notifier = notifier or notifier_for(_store_url(store))

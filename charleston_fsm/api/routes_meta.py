@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Query
@@ -114,8 +115,8 @@ def get_ruleset_diagram(
     response_model=None,
     responses={200: {"model": Health}},
 )
-def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+def healthz() -> dict[str, Any]:
+    return {"status": "ok", "pid": os.getpid()}
 
 
 @health.get(

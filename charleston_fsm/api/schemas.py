@@ -412,6 +412,9 @@ class RulesetList(BaseModel):
 
 class Health(BaseModel):
     status: Literal["ok"]
+    pid: int = Field(
+        description="The process that answered: one of N with 'serve --workers N'.",
+    )
 
 
 class Ready(BaseModel):

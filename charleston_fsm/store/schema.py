@@ -11,6 +11,8 @@ did not finish, or someone dropped them).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -24,21 +26,36 @@ from .errors import SchemaNotCurrent
 from .models import metadata
 from .urls import render
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS_PACKAGE = "charleston_fsm.migrations"
 VERSION_TABLE = "alembic_version"
 
 SchemaStatus = Literal["empty", "current", "outdated", "newer", "unversioned", "incomplete"]
 
 
-def alembic_config(url: URL | None = None) -> Config:
-    """Alembic's configuration for the repository's ``migrations/`` folder."""
-    if not (MIGRATIONS_DIR / "env.py").is_file():
+@cache
+def migrations_dir() -> Path:
+    """Where the installed package keeps Alembic's scripts (importlib, never the checkout).
+
+    The repository's ``migrations/`` is the package ``charleston_fsm.migrations``: in an
+    editable install importlib finds it at the root, in a wheel inside the package.
+    """
+    try:
+        found = Path(str(resources.files(MIGRATIONS_PACKAGE)))
+    except ModuleNotFoundError:
+        found = None
+    if found is None or not (found / "env.py").is_file() or not (found / "versions").is_dir():
         raise SchemaNotCurrent(
-            f"The migrations folder {MIGRATIONS_DIR} is missing: install charleston-fsm "
-            "from its repository (pip install -e .) so the store can find migrations/."
+            f"The package {MIGRATIONS_PACKAGE} (Alembic's env.py and versions/) is not "
+            f"installed{f' at {found}' if found else ''}: reinstall charleston-fsm from a "
+            "wheel or its repository (pip install .), which ships migrations/ inside it."
         )
+    return found
+
+
+def alembic_config(url: URL | None = None) -> Config:
+    """Alembic's configuration for the migrations shipped in the package."""
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(migrations_dir()))
     if url is not None:
         config.set_main_option("sqlalchemy.url", render(url).replace("%", "%%"))
     return config

@@ -1,0 +1,95 @@
+"""Running the service under uvicorn: one process, or N worker processes on one port.
+
+One process serves the app the CLI built. Several (``serve --workers N``) each build their
+own through :func:`~charleston_fsm.api.app.create_app`, which reads every setting from the
+environment: :func:`worker_environment` puts there what the command line was given, so
+each worker opens the same database with the same anchor key, platform key and body limit.
+Workers share nothing but the database: a stream in one wakes on a command stored by
+another through PostgreSQL's ``LISTEN/NOTIFY`` (:mod:`.notify`), which is why several
+workers need PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.util import find_spec
+from typing import Any
+
+from ..store.anchors import KEY_FILE_ENV
+from ..store.urls import ENV_VAR as DATABASE_ENV
+from .app import MAX_BODY_ENV, PLATFORM_KEY_ENV
+from .logs import log, logging_config
+
+#: What each worker calls to build its app (``uvicorn --factory``).
+APP_FACTORY = "charleston_fsm.api.app:create_app"
+
+
+class WorkersNeedPostgres(ValueError):
+    """Several workers over a database that cannot tell them of each other's commands."""
+
+
+def fast_parts() -> dict[str, str]:
+    """uvloop and httptools when installed (``uvicorn[standard]``), else asyncio and h11."""
+    return {
+        "loop": "uvloop" if find_spec("uvloop") else "asyncio",
+        "http": "httptools" if find_spec("httptools") else "h11",
+    }
+
+
+def check_workers(workers: int, dialect: str) -> None:
+    """Refuse several workers on a database without ``LISTEN/NOTIFY`` (SQLite)."""
+    if workers > 1 and dialect != "postgresql":
+        raise WorkersNeedPostgres(
+            f"--workers {workers} needs PostgreSQL; this database is {dialect}. Each worker "
+            "would hear only the commands it stores itself, so a live stream served by one "
+            "would miss the moves posted through another (SQLite has no LISTEN/NOTIFY), and "
+            "one file serialises every write anyway. Serve SQLite with --workers 1, or give "
+            "a postgresql:// --database-url."
+        )
+
+
+def worker_environment(
+    *,
+    database_url: str,
+    anchor_key_file: str | None,
+    platform_key: str | None,
+    max_body_bytes: int | None,
+) -> dict[str, str]:
+    """The variables through which every worker's ``create_app()`` gets the CLI's settings.
+
+    What the command line left unset stays as the environment says (the anchor key in
+    ``$CHARLESTON_ANCHOR_KEY``, say), which the workers inherit unchanged.
+    """
+    env = {DATABASE_ENV: database_url}
+    if anchor_key_file:
+        env[KEY_FILE_ENV] = anchor_key_file
+    if platform_key:
+        env[PLATFORM_KEY_ENV] = platform_key
+    if max_body_bytes is not None:
+        env[MAX_BODY_ENV] = str(max_body_bytes)
+    return env
+
+
+def run(app: Any, *, host: str, port: int, workers: int, log_level: str) -> None:
+    """Serve ``app`` (one process) or, with ``workers > 1``, N processes each building its own
+    from :data:`APP_FACTORY` and the environment of :func:`worker_environment`."""
+    import uvicorn
+
+    parts = fast_parts()
+    log.info(
+        f"serving with {workers} worker process(es), event loop {parts['loop']}, "
+        f"HTTP parser {parts['http']}",
+        extra={"pid": os.getpid(), "workers": workers, **parts},
+    )
+    several = workers > 1
+    uvicorn.run(
+        APP_FACTORY if several else app,
+        factory=several,
+        workers=workers,
+        host=host,
+        port=port,
+        log_config=logging_config(log_level.upper()),
+        access_log=False,
+        proxy_headers=True,
+        **parts,
+    )
