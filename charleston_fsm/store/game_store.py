@@ -13,7 +13,7 @@ import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -558,9 +558,19 @@ class GameStore(CheckedReads, TamperEvidence):
                 conn, self.anchor_key, game_id, first_seq, last_seq, prev, finished, now
             )
             self._notify(conn, game_id, last_seq)
+        if finished:
+            self._seal_after(game_id)
         return ExecuteResult(
             [StoredEvent(**r) for r in rows_out], snapshot=snapshot, command_id=command_id
         )
+
+    def _seal_after(self, game_id: str) -> None:
+        """Replay the game that just finished, once, and seal its final anchor (``seal``).
+
+        The command is stored whatever happens here: a failure only leaves the anchor
+        unsealed, and the next verify replays the game instead."""
+        with suppress(Exception):  # never turn a stored command into an error
+            self.seal(game_id)
 
     def _load(self, snapshot: Mapping[str, Any]) -> Table:
         chart = get_ruleset(snapshot["ruleset"]).chart
