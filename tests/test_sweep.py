@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 from api_helpers import cli
 from sqlalchemy import update
-from test_tamper import SEED, TAMPERING, Expected, cli_findings
+from test_tamper import SEED, TAMPERING, Expected, cli_findings, edited_projection
 
 from charleston_fsm.bots import play_table
 from charleston_fsm.rulesets import RULESETS
@@ -30,6 +30,7 @@ def finished_games(store: GameStore, count: int, first_seed: int = SEED) -> list
         game_id = store.create_game(seed=seed)
         play_bots(store, game_id, seed)
         games.append(game_id)
+    store.wait_for_seals()  # each finishing command asked for its game's seal
     return games
 
 
@@ -159,3 +160,14 @@ def test_a_warm_fold_equals_a_fold_on_a_new_table(ruleset: str) -> None:
         assert warm.finished and warm.log == table.log
         other = others[seed % len(others)]  # the next game may be of another ruleset
         Table.fold(Deal.shuffled(seed), other, None, [], warm=True)
+
+
+def test_a_record_that_does_not_verify_is_not_sealed_nor_quarantined_by_the_seal(
+    store: GameStore,
+) -> None:
+    (game_id,) = finished_games(store, 1)
+    unseal(store, game_id)
+    edited_projection(store, game_id)
+    assert store.seal(game_id) is False
+    assert store.quarantines(game_id) == []
+    assert final_anchor(store, game_id).replay_digest is None

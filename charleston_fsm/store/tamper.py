@@ -82,15 +82,14 @@ class TamperEvidence:
     def seal(self, game_id: str) -> bool:
         """Replay a finished game once and seal its final anchor with the replay's digest,
         so later verifies check its chain against the signed head instead of replaying
-        it (see ``verify.sealed_head``). True when it sealed; a game that fails is
-        quarantined, as by :meth:`verify`."""
+        it (see ``verify.sealed_head``). True when it sealed; a game that does not
+        verify is left unsealed (verify, when asked, names and quarantines it)."""
         with self._reading(snapshot=True) as conn:
             record = integrity.read_record(conn, game_id)
         verdict = check_game(record, self.anchor_key, replay=True)
+        if not verdict.ok:
+            return False
         with self._writing() as conn:
-            if not verdict.ok:
-                integrity.quarantine(conn, verdict, _now())
-                return False
             return integrity.seal_anchor(conn, self.anchor_key, record, verdict)
 
     def verify_all(
