@@ -53,7 +53,7 @@ from .errors import (
     SchemaNotCurrent,
     StoreUnavailable,
 )
-from .hashing import GENESIS, canonical_time, load_json, row_hash, utc
+from .hashing import GENESIS, canonical_time, row_hash, utc
 from .models import (
     CommandRow,
     CredentialRow,
@@ -171,9 +171,7 @@ class GameStore(CheckedReads, TamperEvidence):
     # -- connections ----------------------------------------------------------------------
     def _make_engine(self, echo: bool) -> Engine:
         if self.dialect == "sqlite":
-            engine = create_engine(
-                self.url, echo=echo, connect_args={"timeout": 30}, json_deserializer=load_json
-            )
+            engine = create_engine(self.url, echo=echo, connect_args={"timeout": 30})
 
             @event.listens_for(engine, "connect")
             def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -193,9 +191,7 @@ class GameStore(CheckedReads, TamperEvidence):
 
             return engine
         if self.dialect == "postgresql":
-            return create_engine(
-                self.url, echo=echo, pool_pre_ping=True, json_deserializer=load_json
-            )
+            return create_engine(self.url, echo=echo, pool_pre_ping=True)
         raise InvalidGameSetup(
             f"The store runs on PostgreSQL or SQLite, not {self.dialect!r}.",
         )

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from datetime import UTC, datetime
 from typing import Any
-
-import orjson
 
 GENESIS = "0" * 64
 
@@ -23,22 +20,6 @@ def canonical_json(value: Any) -> str:
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
-
-
-def load_json(text: str | bytes) -> Any:
-    """A stored JSON document as Python values: orjson (several times faster than
-    ``json.loads``, the same values), except where they differ: orjson reads an integer
-    past 64 bits as a float (a document with 19 digits in a row goes to ``json.loads``)
-    and refuses a NaN or a lone surrogate, which ``json.loads`` reads."""
-    if _LONG_NUMBER.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
-        return json.loads(text)
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
-_LONG_NUMBER = re.compile(r"\d{19}")
 
 
 def utc(moment: datetime) -> datetime:
