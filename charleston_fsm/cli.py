@@ -532,12 +532,25 @@ def verify_command(
     anchors: str | None = typer.Option(
         None, "--anchors", help="Also check against an anchors file from 'anchors export'."
     ),
+    replay: bool = typer.Option(
+        False,
+        "--replay",
+        help="Replay every game through the chart, even those a sealed anchor vouches for.",
+    ),
+    jobs: int = typer.Option(
+        0, "--jobs", "-j", min=0, help="Worker processes for many games (0: one per core)."
+    ),
     database_url: str | None = DatabaseUrl,
     anchor_key_file: str | None = AnchorKeyFile,
 ) -> None:
     """Verify stored games: every row's hash and link, the recorded head, the signed
-    anchors, and projection == replay. A game that fails is quarantined."""
-    from rich.progress import track
+    anchors, and projection == replay. A game that fails is quarantined.
+
+    A finished game whose final anchor is sealed (replayed once when it finished) is
+    checked against that signed head instead of being replayed again; --replay forces it."""
+    import os
+
+    from rich.progress import Progress
 
     from .errors import CharlestonError
     from .store import read_anchor_file
@@ -554,12 +567,20 @@ def verify_command(
         console.print(f"[red]There is no game {game_id!r}.", highlight=False)
         raise typer.Exit(1)
     gone = sorted(set(kept or ()) - stored) if game_id is None else []
+    with Progress(console=console, disable=len(ids) < 20, transient=True) as bar:
+        task = bar.add_task("verifying", total=len(ids))
+        found = store.verify_all(
+            ids,
+            kept,
+            replay=replay,
+            jobs=jobs or os.cpu_count() or 1,
+            progress=lambda n: bar.advance(task, n),
+        )
     bad = 0
-    for gid in track(ids, description="verifying", console=console, disable=len(ids) < 20):
-        verdict = store.verify(gid, None if kept is None else kept.get(gid, []))
+    for verdict in found.verifications:
         if not verdict.ok:
             bad += 1
-            console.print(f"[red]{gid}: FAILED, quarantined", highlight=False)
+            console.print(f"[red]{verdict.game_id}: FAILED, quarantined", highlight=False)
             for finding in verdict.findings:
                 where = f"seq {finding.seq}" if finding.seq is not None else "game"
                 console.print(
@@ -574,6 +595,11 @@ def verify_command(
         f"{len(ids)} game(s) verified: {len(ids) - bad} ok, {bad} failed (quarantined)"
         + (f"; {len(gone)} anchored game(s) missing" if gone else "")
         + (f"; checked against {anchors}" if anchors else "")
+    )
+    console.print(
+        f"[dim]{found.rows} rows hashed; {found.replayed} game(s) replayed through the chart, "
+        f"{len(ids) - found.replayed} vouched for by a sealed anchor; {found.sealed} sealed now",
+        highlight=False,
     )
     if bad or gone:
         raise typer.Exit(1)

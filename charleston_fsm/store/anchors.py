@@ -21,7 +21,7 @@ import json
 import os
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -122,26 +122,49 @@ class Anchor:
     created_at: datetime
     key_id: str
     signature: str = ""
+    #: set on a finished game's final anchor once its rows were replayed through the
+    #: chart: the digest of the replay's table (``replay_digest``); signed with the rest
+    replay_digest: str | None = None
 
     def message(self) -> bytes:
         """What the signature covers (everything but the signature and the key's name)."""
-        return canonical_json(
-            [
-                _DOMAIN,
-                self.game_id,
-                self.seq,
-                self.head_hash,
-                self.finished,
-                canonical_time(self.created_at),
-            ]
-        ).encode("utf-8")
+        fields: list[Any] = [
+            _DOMAIN,
+            self.game_id,
+            self.seq,
+            self.head_hash,
+            self.finished,
+            canonical_time(self.created_at),
+        ]
+        if self.replay_digest is not None:  # anchors written before replays were sealed
+            fields.append(self.replay_digest)
+        return canonical_json(fields).encode("utf-8")
 
     @classmethod
     def signed(
-        cls, key: AnchorKey, game_id: str, seq: int, head_hash: str, finished: bool, at: datetime
+        cls,
+        key: AnchorKey,
+        game_id: str,
+        seq: int,
+        head_hash: str,
+        finished: bool,
+        at: datetime,
+        replay_digest: str | None = None,
     ) -> Anchor:
-        unsigned = cls(game_id, seq, head_hash, finished, at, key.key_id)
-        return cls(game_id, seq, head_hash, finished, at, key.key_id, key.sign(unsigned))
+        unsigned = cls(game_id, seq, head_hash, finished, at, key.key_id, "", replay_digest)
+        return replace(unsigned, signature=key.sign(unsigned))
+
+    def sealed(self, key: AnchorKey, replay_digest: str) -> Anchor:
+        """This anchor, re-signed to say its chain replays to a table of ``replay_digest``."""
+        return Anchor.signed(
+            key,
+            self.game_id,
+            self.seq,
+            self.head_hash,
+            self.finished,
+            self.created_at,
+            replay_digest,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -152,6 +175,7 @@ class Anchor:
             "created_at": canonical_time(self.created_at),
             "key_id": self.key_id,
             "signature": self.signature,
+            "replay_digest": self.replay_digest,
         }
 
     def row(self) -> dict[str, Any]:
@@ -167,7 +191,17 @@ class Anchor:
             utc(row.created_at),
             row.key_id,
             row.signature,
+            row.replay_digest,
         )
+
+
+def replay_digest(snapshot: Any) -> str:
+    """The digest a sealed anchor signs: sha256 of the replayed table's canonical JSON."""
+    return hashlib.sha256(canonical_json(snapshot).encode("utf-8")).hexdigest()
+
+
+def _digest_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def needs_anchor(first_seq: int, last_seq: int, finished: bool) -> bool:
@@ -212,6 +246,7 @@ def read_file(path: str | Path) -> dict[str, list[Anchor]]:
                 utc(datetime.fromisoformat(str(item["created_at"]).replace("Z", "+00:00"))),
                 str(item["key_id"]),
                 str(item["signature"]),
+                _digest_or_none(item.get("replay_digest")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise AnchorFileError(

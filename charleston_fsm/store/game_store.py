@@ -13,7 +13,8 @@ import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -126,6 +127,15 @@ class _WarmTables(threading.local):
     tables: dict[type, Table] = field(default_factory=dict)
 
 
+@dataclass
+class _Sealing:
+    """The store's one sealing thread, made on first use, and the seals it has to do."""
+
+    pool: ThreadPoolExecutor | None = None
+    pending: list[Future[None]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
 UNKNOWN_OUTCOME = (
     "The database connection was lost during the commit, so the change may or may not be "
     "stored: read the game (or run verify) before trying again."
@@ -147,6 +157,7 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
         self.engine: Engine = self._make_engine(echo)
         self._warm = _WarmTables()
         self._anchor_key = anchor_key
+        self._sealing = _Sealing()
 
     @property
     def anchor_key(self) -> AnchorKey:
@@ -264,7 +275,9 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
         return exc
 
     def dispose(self) -> None:
-        """Close every pooled connection (call before forking, or when done)."""
+        """Close every pooled connection (call before forking, or when done), once the
+        seals under way are written."""
+        self.wait_for_seals()
         self.engine.dispose()
 
     close = dispose
@@ -568,9 +581,33 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
                 conn, self.anchor_key, game_id, first_seq, last_seq, prev, finished, now
             )
             self._notify(conn, game_id, last_seq)
+        if finished:
+            self._seal_later(game_id)
         return ExecuteResult(
             [StoredEvent(**r) for r in rows_out], snapshot=snapshot, command_id=command_id
         )
+
+    def _seal_later(self, game_id: str) -> None:
+        """Seal the game that just finished (:meth:`seal`) on the store's sealing thread.
+
+        The command's answer does not wait for the replay (tens of ms). A seal that
+        fails, or never runs because the process ends first, leaves the anchor
+        unsealed: the next verify replays the game and seals it then."""
+        with self._sealing.lock:
+            if self._sealing.pool is None:
+                self._sealing.pool = ThreadPoolExecutor(1, thread_name_prefix="charleston-seal")
+            self._sealing.pending = [f for f in self._sealing.pending if not f.done()]
+            self._sealing.pending.append(self._sealing.pool.submit(self._seal_quietly, game_id))
+
+    def _seal_quietly(self, game_id: str) -> None:
+        with suppress(Exception):  # an unsealed anchor is the record of a seal not made
+            self.seal(game_id)
+
+    def wait_for_seals(self) -> None:
+        """Return once every seal asked for so far is written (or given up)."""
+        with self._sealing.lock:
+            pending = list(self._sealing.pending)
+        wait(pending)
 
     def _load(self, snapshot: Mapping[str, Any]) -> Table:
         chart = get_ruleset(snapshot["ruleset"]).chart

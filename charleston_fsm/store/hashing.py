@@ -26,6 +26,8 @@ def utc(moment: datetime) -> datetime:
     """The moment in UTC (SQLite hands back naive datetimes, which the store wrote in UTC)."""
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
+    if moment.tzinfo is UTC:
+        return moment
     return moment.astimezone(UTC)
 
 

@@ -50,6 +50,80 @@ def read_record(conn: Connection, game_id: str) -> GameRecord:
     )
 
 
+def read_records(conn: Connection, game_ids: Sequence[str]) -> list[GameRecord]:
+    """:func:`read_record` of many games in four statements (games, rows, projections,
+    anchors), in the caller's snapshot transaction; unknown ids are left out."""
+    ids = list(game_ids)
+    games = conn.execute(
+        select(GameRow.id, GameRow.last_seq, GameRow.status, GameRow.head_hash).where(
+            GameRow.id.in_(ids)
+        )
+    ).all()
+    rows: dict[str, list[StoredEvent]] = {g.id: [] for g in games}
+    for r in conn.execute(
+        select(*_EVENT_COLUMNS)
+        .where(EventRow.game_id.in_(ids))
+        .order_by(EventRow.game_id, EventRow.seq)
+    ):
+        rows[r.game_id].append(StoredEvent.from_row(r))
+    projections = {
+        p.game_id: p
+        for p in conn.execute(
+            select(ProjectionRow.game_id, ProjectionRow.seq, ProjectionRow.snapshot).where(
+                ProjectionRow.game_id.in_(ids)
+            )
+        )
+    }
+    anchors: dict[str, list[Anchor]] = {}
+    for a in conn.execute(
+        select(AnchorRow)
+        .where(AnchorRow.game_id.in_(ids))
+        .order_by(AnchorRow.game_id, AnchorRow.seq)
+    ):
+        anchors.setdefault(a.game_id, []).append(Anchor.from_row(a))
+    order = {gid: index for index, gid in enumerate(ids)}
+    return [
+        GameRecord(
+            game_id=g.id,
+            last_seq=g.last_seq,
+            status=g.status,
+            head_hash=g.head_hash,
+            rows=rows[g.id],
+            projection_seq=projections[g.id].seq if g.id in projections else None,
+            snapshot=projections[g.id].snapshot if g.id in projections else None,
+            anchors=anchors.get(g.id, []),
+        )
+        for g in sorted(games, key=lambda g: order[g.id])
+    ]
+
+
+_EVENT_COLUMNS = [column for column in EventRow.__table__.columns]
+
+
+def seal_anchor(
+    conn: Connection, key: AnchorKey, record: GameRecord, verdict: Verification
+) -> bool:
+    """Sign the finished game's final anchor with its replay's digest (see
+    ``verify.sealed_head``), when ``verdict`` replayed ``record`` and found nothing."""
+    if not verdict.ok or verdict.replay_digest is None or record.status != "finished":
+        return False
+    final = next((a for a in record.anchors if a.seq == record.last_seq and a.finished), None)
+    if final is None or final.replay_digest == verdict.replay_digest:
+        return False
+    sealed = final.sealed(key, verdict.replay_digest)
+    done = conn.execute(
+        update(AnchorRow)
+        .where(
+            AnchorRow.game_id == final.game_id,
+            AnchorRow.seq == final.seq,
+            AnchorRow.head_hash == final.head_hash,
+            AnchorRow.signature == final.signature,
+        )
+        .values(replay_digest=sealed.replay_digest, signature=sealed.signature)
+    )
+    return done.rowcount == 1
+
+
 def stored_anchors(conn: Connection, game_id: str | None = None) -> list[Anchor]:
     query = select(AnchorRow).order_by(AnchorRow.game_id, AnchorRow.seq)
     if game_id is not None:

@@ -122,8 +122,9 @@ class CredentialRow(Base):
 class AnchorRow(Base):
     """A signed checkpoint of a game's chain: its head at ``seq`` (see ``store/anchors.py``).
 
-    Written in the transaction of the command that reached it; never updated. The
-    signature is an HMAC with a key the service holds and the database does not.
+    Written in the transaction of the command that reached it; updated once only, to seal
+    a finished game's final anchor with its replay's digest (re-signed). The signature
+    is an HMAC with a key the service holds and the database does not.
     """
 
     __tablename__ = "anchors"
@@ -137,6 +138,8 @@ class AnchorRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     key_id: Mapped[str] = mapped_column(String(16))
     signature: Mapped[str] = mapped_column(String(64))
+    #: once the finished chain was replayed: the digest of the replay's table (re-signed)
+    replay_digest: Mapped[str | None] = mapped_column(String(64))
 
 
 class QuarantineRow(Base):

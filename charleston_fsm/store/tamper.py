@@ -5,7 +5,7 @@ export, and the projection check. A mixin of :class:`~.game_store.GameStore`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from .anchors import Anchor, AnchorKey
 from .audit import AuditReport, build_audit
 from .errors import GameQuarantined, QuarantineNotLifted
 from .models import GameRow, ProjectionRow
+from .sweep import Sweep, sweep
 from .verify import Verification, check_game
 
 
@@ -57,21 +58,87 @@ class TamperEvidence:
         kept: Sequence[Anchor] | None = None,
         *,
         quarantine: bool = True,
+        replay: bool = False,
     ) -> Verification:
         """Every check of ``verify.check_game`` on one snapshot of the game's record.
 
         ``kept``: the game's anchors from a director's export file. A failed verify
         quarantines the game (unless ``quarantine=False``); the result says whether the
-        game is quarantined now.
+        game is quarantined now. ``replay``: replay even a game with a sealed anchor; a
+        finished game that replays clean gets its final anchor sealed.
         """
         with self._reading(snapshot=True) as conn:
             record = integrity.read_record(conn, game_id)
-        verdict = check_game(record, self.anchor_key, kept)
+        verdict = check_game(record, self.anchor_key, kept, replay=replay)
         if not verdict.ok and quarantine:
             with self._writing() as conn:
                 return verdict.with_quarantine(integrity.quarantine(conn, verdict, _now()))
+        if verdict.ok and verdict.replay_digest is not None and record.status == "finished":
+            with self._writing() as conn:
+                integrity.seal_anchor(conn, self.anchor_key, record, verdict)
         with self._reading() as conn:
             return verdict.with_quarantine(integrity.active(conn, game_id))
+
+    def seal(self, game_id: str) -> bool:
+        """Replay a finished game once and seal its final anchor with the replay's digest,
+        so later verifies check its chain against the signed head instead of replaying
+        it (see ``verify.sealed_head``). True when it sealed; a game that does not
+        verify is left unsealed (verify, when asked, names and quarantines it)."""
+        with self._reading(snapshot=True) as conn:
+            record = integrity.read_record(conn, game_id)
+        verdict = check_game(record, self.anchor_key, replay=True)
+        if not verdict.ok:
+            return False
+        with self._writing() as conn:
+            return integrity.seal_anchor(conn, self.anchor_key, record, verdict)
+
+    def verify_all(
+        self,
+        game_ids: Sequence[str] | None = None,
+        kept: Mapping[str, Sequence[Anchor]] | None = None,
+        *,
+        replay: bool = False,
+        audit: bool = False,
+        jobs: int = 1,
+        progress: Callable[[int], None] | None = None,
+    ) -> Sweep:
+        """:meth:`verify` of many games (default: all), read in bulk, ``jobs`` processes.
+
+        Games with a sealed final anchor are not replayed unless ``replay``; those that
+        replay clean are sealed. ``kept``: anchors of an export file, per game. Every game
+        that fails is quarantined; each verdict says whether its game is quarantined now.
+        ``audit``: also the audit of each game (``Sweep.audits``), from the same rows.
+        """
+        if game_ids is None:
+            with self._reading() as conn:
+                game_ids = list(conn.execute(select(GameRow.id).order_by(GameRow.id)).scalars())
+        found = sweep(
+            self, game_ids, kept, replay=replay, audit=audit, jobs=jobs, progress=progress
+        )
+        failed = found.failed
+        if failed:
+            with self._writing() as conn:
+                for verdict in failed:
+                    integrity.quarantine(conn, verdict, _now())
+        with self._reading() as conn:
+            active = {q["game_id"]: q for q in integrity.history(conn) if q["active"]}
+        found.verifications = [
+            v.with_quarantine(active.get(v.game_id)) for v in found.verifications
+        ]
+        for verdict in found.verifications:
+            if verdict.game_id in found.audits:
+                found.audits[verdict.game_id].verification = verdict.to_dict()
+        return found
+
+    def audit_all(
+        self,
+        game_ids: Sequence[str] | None = None,
+        *,
+        jobs: int = 1,
+        progress: Callable[[int], None] | None = None,
+    ) -> Sweep:
+        """The audit of many games (default: all) with their verify, in one sweep."""
+        return self.verify_all(game_ids, audit=True, jobs=jobs, progress=progress)
 
     def quarantines(self, game_id: str | None = None) -> list[dict[str, Any]]:
         """Every quarantine, active or lifted (of one game, or of all), oldest first."""

@@ -9,7 +9,7 @@ record: whatever a row holds becomes a :class:`Finding`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..commands import COMMAND_OF
@@ -17,7 +17,7 @@ from ..errors import ReplayMismatch
 from ..events import DERIVED_TYPES
 from ..table import Table
 from ..tiles import Deal
-from .anchors import Anchor, AnchorKey, needs_anchor
+from .anchors import Anchor, AnchorKey, needs_anchor, replay_digest
 from .errors import EventNotFound
 from .hashing import GENESIS, row_hash
 
@@ -67,6 +67,10 @@ class Verification:
     anchors_checked: int = 0
     against_kept_anchors: bool = False
     quarantine: dict[str, Any] | None = field(default=None, compare=False)
+    #: whether the rows were replayed through the chart (else a sealed anchor vouched)
+    replayed: bool = field(default=False, compare=False)
+    #: the digest of the replay's table, when the rows replayed (``anchors.replay_digest``)
+    replay_digest: str | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -91,17 +95,7 @@ class Verification:
         )
 
     def with_quarantine(self, quarantine: dict[str, Any] | None) -> Verification:
-        return Verification(
-            self.game_id,
-            self.findings,
-            self.checked,
-            self.head_hash,
-            self.recorded_seq,
-            self.anchored_seq,
-            self.anchors_checked,
-            self.against_kept_anchors,
-            quarantine,
-        )
+        return replace(self, quarantine=quarantine)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,17 +115,32 @@ class Verification:
 
 
 def check_game(
-    record: GameRecord, key: AnchorKey, kept: Sequence[Anchor] | None = None
+    record: GameRecord,
+    key: AnchorKey,
+    kept: Sequence[Anchor] | None = None,
+    *,
+    replay: bool = False,
 ) -> Verification:
-    """Every check on one game; ``kept`` are the anchors of a director's export file."""
+    """Every check on one game; ``kept`` are the anchors of a director's export file.
+
+    The rows are replayed through the chart unless a sealed anchor vouches for them
+    (:func:`sealed_head`); ``replay`` replays them anyway.
+    """
     findings = list(_chain(record.rows))
     last = record.rows[-1] if record.rows else None
     findings += _head(record, last)
-    table, replay_findings = _replay(record)
-    findings += replay_findings
-    finished = table.finished if table is not None else record.status == "finished"
     anchors = sorted(record.anchors, key=lambda a: a.seq)
-    findings += _anchors(record, anchors, key, "stored")
+    anchor_findings = list(_anchors(record, anchors, key, "stored"))
+    seal = None if replay or findings or anchor_findings else sealed_head(record, anchors, key)
+    digest_ = None
+    if seal is None:
+        snapshot, finished, replay_findings = _replay(record)
+        if snapshot is not None:
+            digest_ = replay_digest(snapshot)
+    else:
+        finished, replay_findings = True, list(_projection(record, seal.replay_digest))
+    findings += replay_findings
+    findings += anchor_findings
     findings += _expected_anchors(record, anchors, finished)
     if kept is not None:
         findings += _anchors(record, sorted(kept, key=lambda a: a.seq), key, "kept")
@@ -144,7 +153,33 @@ def check_game(
         anchored_seq=anchors[-1].seq if anchors else None,
         anchors_checked=len(anchors) + len(kept or ()),
         against_kept_anchors=kept is not None,
+        replayed=seal is None,
+        replay_digest=digest_,
     )
+
+
+def sealed_head(record: GameRecord, anchors: Sequence[Anchor], key: AnchorKey) -> Anchor | None:
+    """The sealed anchor of the finished game's recorded head, if it has a valid one.
+
+    Call it only once every row's hash and link, the head and every stored anchor
+    checked: then rows 1 to the head are the very rows the service replayed when it
+    sealed the anchor (the head's hash covers them all through the links), so their
+    replay is known without running it again.
+    """
+    if record.status != "finished" or not anchors or not record.rows:
+        return None
+    newest = anchors[-1]
+    if (
+        newest.replay_digest is None
+        or not newest.finished
+        or newest.seq != record.last_seq
+        or record.rows[-1].seq != record.last_seq
+        or record.rows[-1].hash != newest.head_hash
+        or newest.key_id != key.key_id
+        or not key.checks(newest)
+    ):
+        return None
+    return newest
 
 
 # -- the chain ----------------------------------------------------------------------------------
@@ -238,10 +273,11 @@ def _span(first: int, last: int) -> str:
 
 
 # -- replay and projection ---------------------------------------------------------------------
-def fold_rows(rows: Sequence[StoredEvent], at: int | None = None) -> Table:
+def fold_rows(rows: Sequence[StoredEvent], at: int | None = None, *, warm: bool = False) -> Table:
     """The table after row ``at`` (default: the last), folded through the chart.
 
-    A seq inside a command's rows gives the table after that whole command.
+    A seq inside a command's rows gives the table after that whole command. ``warm``:
+    on this thread's warm table (see ``Table.fold``), valid until the next warm fold.
     """
     if not rows or rows[0].type != "game_created":
         raise ReplayMismatch("The first row of a game must be its game_created row.")
@@ -260,44 +296,54 @@ def fold_rows(rows: Sequence[StoredEvent], at: int | None = None) -> Table:
         setup["ruleset"],
         setup["options"],
         [r.event for r in rows[1:end]],
+        warm=warm,
     )
 
 
-def _replay(record: GameRecord) -> tuple[Table | None, list[Finding]]:
-    """Fold the rows up to the recorded head; compare with the projection."""
+def _replay(record: GameRecord) -> tuple[dict[str, Any] | None, bool, list[Finding]]:
+    """Fold the rows up to the recorded head (on this thread's warm table); compare the
+    replay's table with the projection. Returns (the replay's snapshot, finished, findings)."""
     rows = [r for r in record.rows if r.seq <= record.last_seq]
     try:
-        table = fold_rows(rows)
+        table = fold_rows(rows, warm=True)
+        snapshot, finished = table.snapshot(), table.finished
     except Exception as exc:  # any malformed row: a finding, never a crash
         reason = str(exc).splitlines()[0][:200] if str(exc) else ""
-        return None, [
-            Finding(
-                "replay_failed",
-                None,
-                f"The rows do not replay through the chart ({type(exc).__name__}: {reason}).",
-            )
-        ]
-    findings = []
+        return (
+            None,
+            record.status == "finished",
+            [
+                Finding(
+                    "replay_failed",
+                    None,
+                    f"The rows do not replay through the chart ({type(exc).__name__}: {reason}).",
+                )
+            ],
+        )
+    return snapshot, finished, list(_projection(record, snapshot))
+
+
+def _projection(record: GameRecord, replayed: Mapping[str, Any] | str) -> Iterator[Finding]:
+    """The projection against the replay's table (or a sealed anchor's digest of it)."""
     if record.snapshot is None:
-        findings.append(Finding("projection_missing", None, "The game has no projection."))
+        yield Finding("projection_missing", None, "The game has no projection.")
     elif record.projection_seq != record.last_seq:
-        findings.append(
-            Finding(
-                "projection_differs",
-                None,
-                f"The projection is at seq {record.projection_seq}, the game at {record.last_seq}.",
-            )
+        yield Finding(
+            "projection_differs",
+            None,
+            f"The projection is at seq {record.projection_seq}, the game at {record.last_seq}.",
         )
-    elif table.snapshot() != record.snapshot:
-        findings.append(
-            Finding(
-                "projection_differs",
-                None,
-                "The projection differs from the replay of the rows through the chart: "
-                "it was edited outside the service.",
-            )
+    elif (
+        replay_digest(record.snapshot) != replayed
+        if isinstance(replayed, str)
+        else record.snapshot != replayed
+    ):
+        yield Finding(
+            "projection_differs",
+            None,
+            "The projection differs from the replay of the rows through the chart: "
+            "it was edited outside the service.",
         )
-    return table, findings
 
 
 # -- anchors ----------------------------------------------------------------------------------

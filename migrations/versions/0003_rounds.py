@@ -1,6 +1,6 @@
 """Rounds: many tables created in one call, and each game's round and table number.
 
-Revision ID: 0003_rounds
+Revision ID: 0003
 Revises: 0002
 Create Date: 2026-11-21
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision = "0003_rounds"
+revision = "0003"
 down_revision = "0002"
 branch_labels = None
 depends_on = None
