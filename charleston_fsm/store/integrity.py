@@ -71,9 +71,25 @@ def write_anchor(
     at: datetime,
 ) -> None:
     """Anchor the head in the command's own transaction, when the command calls for one."""
-    if needs_anchor(first_seq, last_seq, finished):
-        anchor = Anchor.signed(key, game_id, last_seq, head_hash, finished, at)
-        conn.execute(_INSERT_ANCHOR, anchor.row())
+    row = anchor_row(key, game_id, first_seq, last_seq, head_hash, finished, at)
+    if row is not None:
+        conn.execute(_INSERT_ANCHOR, row)
+
+
+def anchor_row(
+    key: AnchorKey,
+    game_id: str,
+    first_seq: int,
+    last_seq: int,
+    head_hash: str,
+    finished: bool,
+    at: datetime,
+) -> dict[str, Any] | None:
+    """The anchors row of the command that wrote rows ``first_seq..last_seq``, if it
+    calls for one (``anchors.needs_anchor``)."""
+    if not needs_anchor(first_seq, last_seq, finished):
+        return None
+    return Anchor.signed(key, game_id, last_seq, head_hash, finished, at).row()
 
 
 def restore_anchors(conn: Connection, kept: Sequence[Anchor]) -> int:
