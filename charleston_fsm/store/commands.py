@@ -233,6 +233,9 @@ def _pg(value: Any) -> Any:
 
 
 _MOVE_GAME: dict[tuple[str, ...], Any] = {}
+_INSERT_EVENTS = insert(EventRow)
+_INSERT_COMMAND = insert(CommandRow)
+_INSERT_ANCHOR = insert(AnchorRow)
 _MOVE_PROJECTION = (
     update(ProjectionRow)
     .where(ProjectionRow.game_id == bindparam("b_game"))
@@ -263,13 +266,13 @@ def _write_sqlite(conn: Connection, effects: Effects) -> bool:
     )
     if moved.rowcount != 1:
         return False
-    conn.execute(insert(EventRow), effects.rows)
+    conn.execute(_INSERT_EVENTS, effects.rows)
     conn.execute(
         _MOVE_PROJECTION,
         {"b_game": effects.game_id, "b_seq": effects.last_seq, "b_snapshot": effects.snapshot},
     )
     conn.execute(
-        insert(CommandRow),
+        _INSERT_COMMAND,
         {
             "game_id": effects.game_id,
             "command_id": effects.command_id,
@@ -279,5 +282,5 @@ def _write_sqlite(conn: Connection, effects: Effects) -> bool:
         },
     )
     if effects.anchor is not None:
-        conn.execute(insert(AnchorRow), effects.anchor)
+        conn.execute(_INSERT_ANCHOR, effects.anchor)
     return True

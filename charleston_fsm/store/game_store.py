@@ -161,6 +161,8 @@ class GameStore(CheckedReads, TamperEvidence):
                 dbapi_connection.isolation_level = None  # BEGIN is ours, see below
                 cursor = dbapi_connection.cursor()
                 cursor.execute("PRAGMA journal_mode=WAL")
+                # durable commits, whatever the build's default (docs/store.md)
+                cursor.execute("PRAGMA synchronous=FULL")
                 cursor.execute("PRAGMA busy_timeout=30000")
                 cursor.execute("PRAGMA foreign_keys=ON")
                 cursor.close()
