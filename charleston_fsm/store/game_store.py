@@ -53,12 +53,7 @@ from .errors import (
     StoreUnavailable,
 )
 from .hashing import GENESIS, canonical_time, utc
-from .models import (
-    CredentialRow,
-    EventRow,
-    GameRow,
-    ProjectionRow,
-)
+from .models import AnchorRow, CredentialRow, EventRow, GameRow, ProjectionRow
 from .reads import CheckedReads, check_could_exist, could_exist
 from .rows import StoredEvent
 from .schema import SchemaState, SchemaStatus, alembic_config, schema_state
@@ -349,9 +344,11 @@ class GameStore(CheckedReads, TamperEvidence):
                 )
             )
             conn.execute(insert(EventRow).values(**first))
-            integrity.write_anchor(
-                conn, self.anchor_key, game_id, 1, 1, first["hash"], table.finished, now
+            anchor = integrity.anchor_row(
+                self.anchor_key, game_id, 1, 1, first["hash"], table.finished, now
             )
+            if anchor is not None:
+                conn.execute(insert(AnchorRow).values(**anchor))
             conn.execute(
                 insert(ProjectionRow).values(game_id=game_id, seq=1, snapshot=table.snapshot())
             )

@@ -60,22 +60,6 @@ def stored_anchors(conn: Connection, game_id: str | None = None) -> list[Anchor]
 _INSERT_ANCHOR = insert(AnchorRow)
 
 
-def write_anchor(
-    conn: Connection,
-    key: AnchorKey,
-    game_id: str,
-    first_seq: int,
-    last_seq: int,
-    head_hash: str,
-    finished: bool,
-    at: datetime,
-) -> None:
-    """Anchor the head in the command's own transaction, when the command calls for one."""
-    row = anchor_row(key, game_id, first_seq, last_seq, head_hash, finished, at)
-    if row is not None:
-        conn.execute(_INSERT_ANCHOR, row)
-
-
 def anchor_row(
     key: AnchorKey,
     game_id: str,
