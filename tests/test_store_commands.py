@@ -42,6 +42,7 @@ def _effects(store: GameStore, game_id: str, old_seq: int) -> commands.Effects:
         command_id="east-confirms",
         command=command.model_dump(mode="json"),
         old_seq=old_seq,
+        at=now,
         rows=rows,
         snapshot=table.snapshot(),
         game={"last_seq": old_seq + len(rows), "status": "active", "head_hash": rows[-1]["hash"]},

@@ -43,6 +43,7 @@ class Effects:
     command_id: str
     command: dict[str, Any]
     old_seq: int
+    at: datetime
     rows: list[dict[str, Any]]
     snapshot: dict[str, Any]
     game: dict[str, Any]
@@ -180,7 +181,7 @@ def _write_postgresql(conn: Connection, effects: Effects) -> bool:
         "b_command": Jsonb(effects.command),
         "b_first": effects.first_seq,
         "b_last": effects.last_seq,
-        "b_at": effects.rows[0]["created_at"],
+        "b_at": effects.at,
         "b_events": Jsonb([{c: r[c] for c in _EVENT_COLUMNS} for r in effects.rows]),
         "b_snapshot": Jsonb(effects.snapshot),
         "b_channel": NOTIFY_CHANNEL,

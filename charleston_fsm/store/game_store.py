@@ -439,7 +439,7 @@ class GameStore(CheckedReads, TamperEvidence):
         )
         with self._writing(unknown, game_id) as conn:
             head = commands.read_head(conn, game_id, command_id)
-            self._check_head(conn, game_id, head)
+            self._check_head(game_id, head)
             if head.seen_command is not None:
                 return self._seen(conn, game_id, command_id, command_doc, head)
             table = self._load(head.snapshot)
@@ -453,24 +453,27 @@ class GameStore(CheckedReads, TamperEvidence):
                 raise
             now = _now()
             rows = commands.chained_rows(head, game_id, command_id, produced, seat_steps, now)
+            last_seq = head.last_seq + len(rows)
+            head_hash = rows[-1]["hash"] if rows else head.head_hash
             effects = commands.Effects(
                 game_id=game_id,
                 command_id=command_id,
                 command=command_doc,
                 old_seq=head.last_seq,
+                at=now,
                 rows=rows,
                 snapshot=table.snapshot(),
                 game={
-                    "last_seq": head.last_seq + len(rows),
+                    "last_seq": last_seq,
                     "status": "finished" if table.finished else "active",
-                    "head_hash": rows[-1]["hash"],
+                    "head_hash": head_hash,
                 },
                 anchor=integrity.anchor_row(
                     self.anchor_key,
                     game_id,
                     head.last_seq + 1,
-                    head.last_seq + len(rows),
-                    rows[-1]["hash"],
+                    last_seq,
+                    head_hash,
                     table.finished,
                     now,
                 ),
@@ -482,7 +485,7 @@ class GameStore(CheckedReads, TamperEvidence):
         )
 
     @staticmethod
-    def _check_head(conn: Connection, game_id: str, head: Any) -> None:
+    def _check_head(game_id: str, head: Any) -> None:
         """Refuse a command to a game that is missing, quarantined or not whole."""
         if head is None:
             raise GameNotFound(f"There is no game {game_id!r}.")
