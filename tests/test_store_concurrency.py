@@ -6,9 +6,11 @@ import multiprocessing
 from collections import Counter
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
+import psycopg
 import pytest
-from fault_injection import terminate
-from sqlalchemy import event, select
+from fault_injection import kill_blocked, libpq
+from sqlalchemy import select
+from sqlalchemy.engine import make_url
 from store_workers import Outcome, seat_worker, toggler
 
 from charleston_fsm.commands import ConfirmPass
@@ -141,33 +143,26 @@ def _everything(store: GameStore, game_id: str) -> tuple:
 @pytest.mark.rule("SVC-06")
 @pytest.mark.postgres
 def test_connection_killed_mid_resolution_leaves_the_game_as_before(
-    pg_store: GameStore, pg_admin_url: str
+    pg_store: GameStore, pg_url: str, pg_admin_url: str
 ) -> None:
+    """The resolution's one writing statement is held on a lock half-way (its rows of
+    the tables before ``commands`` written) and its backend terminated there."""
     game_id = pg_store.create_game(seed=21)
     for seat in SEATS[:3]:
         pg_store.execute(game_id, ConfirmPass(seat=seat, tiles=_three(pg_store, game_id, seat)))
     resolving = ConfirmPass(seat=Seat.NORTH, tiles=_three(pg_store, game_id, Seat.NORTH))
     before = _everything(pg_store, game_id)
-    seen: list[str] = []
-    killed: list[int] = []
-
-    def kill_before_projection(conn, cursor, statement, parameters, context, executemany):
-        seen.append(" ".join(statement.split()[:3]))
-        if statement.startswith("UPDATE projections") and not killed:
-            pid = conn.connection.dbapi_connection.info.backend_pid
-            terminate(pg_admin_url, pid)
-            killed.append(pid)
-
-    event.listen(pg_store.engine, "before_cursor_execute", kill_before_projection)
-    try:
+    database = make_url(pg_url).database
+    assert database is not None
+    with psycopg.connect(libpq(pg_url)) as holder, ThreadPoolExecutor(1) as pool:
+        holder.execute("LOCK TABLE commands IN SHARE MODE")
+        attempt = pool.submit(pg_store.execute, game_id, resolving, command_id="resolve")
+        kill_blocked(pg_admin_url, database, "WITH moved AS")
         with pytest.raises(StoreUnavailable) as info:
-            pg_store.execute(game_id, resolving, command_id="resolve")
-    finally:
-        event.remove(pg_store.engine, "before_cursor_execute", kill_before_projection)
-    assert killed, "the hook never ran"
-    assert "INSERT INTO events" in " | ".join(seen)  # the resolution's rows were written…
+            attempt.result(timeout=30)
+        holder.rollback()
     assert info.value.code == "store_unavailable"
-    assert _everything(pg_store, game_id) == before  # …and are gone with the transaction
+    assert _everything(pg_store, game_id) == before
     assert pg_store.verify(game_id).ok
     # the client retries with the same id: the pass resolves once
     result = pg_store.execute(game_id, resolving, command_id="resolve")

@@ -30,7 +30,6 @@ from sqlalchemy import (
     insert,
     select,
     text,
-    update,
 )
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
@@ -42,8 +41,9 @@ from ..seats import SEATS, Seat
 from ..table import Table
 from ..tiles import Deal
 from ..views import director_view, seat_view
-from . import integrity
+from . import commands, integrity
 from .anchors import AnchorKey, load_key
+from .commands import NOTIFY_CHANNEL
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -53,15 +53,8 @@ from .errors import (
     SchemaNotCurrent,
     StoreUnavailable,
 )
-from .hashing import GENESIS, canonical_time, row_hash, utc
-from .models import (
-    CommandRow,
-    CredentialRow,
-    EventRow,
-    GameRow,
-    JSONDoc,
-    ProjectionRow,
-)
+from .hashing import GENESIS, canonical_time, utc
+from .models import AnchorRow, CredentialRow, EventRow, GameRow, ProjectionRow
 from .reads import CheckedReads, check_could_exist, could_exist
 from .rounds import Rounds
 from .rows import StoredEvent
@@ -69,13 +62,9 @@ from .schema import SchemaState, SchemaStatus, alembic_config, schema_state
 from .tamper import TamperEvidence
 from .urls import resolve_url
 
-NOTIFY_CHANNEL = "charleston_events"
 MAX_COMMAND_ID = 128  # events.command_id, commands.command_id
 ROLES = frozenset([*(s.value for s in SEATS), "director"])
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_PASS_COMMAND_EVENTS = frozenset(
-    {"pass_confirmed", "pass_changed", "pass_withdrawn", "ding_dong_given"}
-)
 
 
 @dataclass(frozen=True)
@@ -179,6 +168,8 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
                 dbapi_connection.isolation_level = None  # BEGIN is ours, see below
                 cursor = dbapi_connection.cursor()
                 cursor.execute("PRAGMA journal_mode=WAL")
+                # durable commits, whatever the build's default (docs/store.md)
+                cursor.execute("PRAGMA synchronous=FULL")
                 cursor.execute("PRAGMA busy_timeout=30000")
                 cursor.execute("PRAGMA foreign_keys=ON")
                 cursor.close()
@@ -352,7 +343,9 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
             "players": players_doc,
             "seed": seed,
         }
-        first = _event_row(game_id, 1, "game_created", None, None, payload, None, now, GENESIS)
+        first = commands.event_row(
+            game_id, 1, "game_created", None, None, payload, None, now, GENESIS
+        )
         unknown = (
             f"The database connection was lost while game {game_id!r} was being committed, "
             "so it may or may not exist. Look it up by its id, or create a new game: an "
@@ -374,9 +367,11 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
                 )
             )
             conn.execute(insert(EventRow).values(**first))
-            integrity.write_anchor(
-                conn, self.anchor_key, game_id, 1, 1, first["hash"], table.finished, now
+            anchor = integrity.anchor_row(
+                self.anchor_key, game_id, 1, 1, first["hash"], table.finished, now
             )
+            if anchor is not None:
+                conn.execute(insert(AnchorRow).values(**anchor))
             conn.execute(
                 insert(ProjectionRow).values(game_id=game_id, seq=1, snapshot=table.snapshot())
             )
@@ -466,52 +461,11 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
             f"({command_id!r}): it is applied at most once, and the answer says what is stored."
         )
         with self._writing(unknown, game_id) as conn:
-            # Lock first, then read: under READ COMMITTED a statement that waited for
-            # the lock sees the winner's new games row but not its other rows, so the
-            # projection and head are read by a second statement, after the lock.
-            last_seq = conn.execute(_LOCK_GAME, {"b_game": game_id}).scalar()
-            if last_seq is None:
-                raise GameNotFound(f"There is no game {game_id!r}.")
-            locked = conn.execute(
-                _READ_LOCKED,
-                {"b_game": game_id, "b_seq": last_seq, "b_command": command_id},
-            ).first()
-            if locked is None:
-                integrity.check_open(conn, game_id)
-                raise Conflict(
-                    f"Game {game_id!r} has no projection or no row {last_seq}; run verify "
-                    "and check_projections."
-                )
-            if locked.quarantined:
-                raise integrity.refuse(game_id)
-            if locked.seen_command is not None:
-                if locked.seen_command != command_doc:
-                    raise CommandIdConflict(
-                        f"Command id {command_id!r} was already used for another command "
-                        f"({locked.seen_command['type']} by {locked.seen_command['seat']}); "
-                        "choose a new id for a new command."
-                    )
-                rows = conn.execute(
-                    select(EventRow)
-                    .where(
-                        EventRow.game_id == game_id,
-                        EventRow.seq.between(locked.seen_first, locked.seen_last),
-                    )
-                    .order_by(EventRow.seq)
-                ).all()
-                return ExecuteResult(
-                    [StoredEvent.from_row(r) for r in rows],
-                    duplicate=True,
-                    snapshot=locked.snapshot,
-                    command_id=command_id,
-                )
-            if locked.projection_seq != locked.last_seq:
-                raise Conflict(
-                    f"The projection of game {game_id!r} is at seq {locked.projection_seq} but "
-                    f"the game at {locked.last_seq}; rebuild it (check_projections)."
-                )
-
-            table = self._load(locked.snapshot)
+            head = commands.read_head(conn, game_id, command_id)
+            self._check_head(game_id, head)
+            if head.seen_command is not None:
+                return self._seen(conn, game_id, command_id, command_doc, head)
+            table = self._load(head.snapshot)
             seat_steps = {
                 seat: state for state, step in table.active_steps() for seat in step.participants
             }
@@ -520,71 +474,79 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
             except BaseException:
                 self._warm.tables.pop(type(table.chart), None)
                 raise
-            snapshot = table.snapshot()
-            finished = table.finished
-
             now = _now()
-            prev = locked.head_hash
-            rows_out: list[dict[str, Any]] = []
-            for offset, ev in enumerate(produced, start=1):
-                seat = ev.seat.value if ev.seat else None
-                step = None
-                if ev.type in _PASS_COMMAND_EVENTS and ev.seat is not None:
-                    step = seat_steps.get(ev.seat)
-                elif ev.type in ("tiles_transferred", "pass_resolved"):
-                    step = ev.payload["step"]
-                row = _event_row(
-                    game_id,
-                    locked.last_seq + offset,
-                    ev.type,
-                    seat,
-                    step,
-                    ev.payload,
-                    command_id,
-                    now,
-                    prev,
-                )
-                prev = row["hash"]
-                rows_out.append(row)
-            first_seq = locked.last_seq + 1
-            last_seq = locked.last_seq + len(rows_out)
-
-            conn.execute(_INSERT_EVENTS, rows_out)
-            conn.execute(
-                _MOVE_PROJECTION, {"b_game": game_id, "b_seq": last_seq, "b_snapshot": snapshot}
-            )
-            moved = conn.execute(
-                _MOVE_GAME,
-                {
-                    "b_game": game_id,
-                    "b_old": locked.last_seq,
-                    "b_new": last_seq,
-                    "b_status": "finished" if finished else "active",
-                    "b_head": prev,
-                },
-            )
-            if moved.rowcount != 1:
-                raise Conflict(
-                    f"Game {game_id!r} moved past seq {locked.last_seq} meanwhile; retry."
-                )
-            conn.execute(
-                _INSERT_COMMAND,
-                {
-                    "game_id": game_id,
-                    "command_id": command_id,
-                    "command": command_doc,
-                    "first_seq": first_seq,
+            rows = commands.chained_rows(head, game_id, command_id, produced, seat_steps, now)
+            last_seq = head.last_seq + len(rows)
+            head_hash = rows[-1]["hash"] if rows else head.head_hash
+            effects = commands.Effects(
+                game_id=game_id,
+                command_id=command_id,
+                command=command_doc,
+                old_seq=head.last_seq,
+                at=now,
+                rows=rows,
+                snapshot=table.snapshot(),
+                game={
                     "last_seq": last_seq,
+                    "status": "finished" if table.finished else "active",
+                    "head_hash": head_hash,
                 },
+                anchor=integrity.anchor_row(
+                    self.anchor_key,
+                    game_id,
+                    head.last_seq + 1,
+                    last_seq,
+                    head_hash,
+                    table.finished,
+                    now,
+                ),
             )
-            integrity.write_anchor(
-                conn, self.anchor_key, game_id, first_seq, last_seq, prev, finished, now
-            )
-            self._notify(conn, game_id, last_seq)
-        if finished:
+            if not commands.write(conn, effects):
+                raise Conflict(f"Game {game_id!r} moved past seq {head.last_seq} meanwhile; retry.")
+        if table.finished:
             self._seal_later(game_id)
         return ExecuteResult(
-            [StoredEvent(**r) for r in rows_out], snapshot=snapshot, command_id=command_id
+            [StoredEvent(**r) for r in rows], snapshot=effects.snapshot, command_id=command_id
+        )
+
+    @staticmethod
+    def _check_head(game_id: str, head: Any) -> None:
+        """Refuse a command to a game that is missing, quarantined or not whole."""
+        if head is None:
+            raise GameNotFound(f"There is no game {game_id!r}.")
+        if head.quarantined:
+            raise integrity.refuse(game_id)
+        if head.projection_seq is None or head.head_hash is None:
+            raise Conflict(
+                f"Game {game_id!r} has no projection or no row {head.last_seq}; run verify "
+                "and check_projections."
+            )
+        if head.seen_command is None and head.projection_seq != head.last_seq:
+            raise Conflict(
+                f"The projection of game {game_id!r} is at seq {head.projection_seq} but "
+                f"the game at {head.last_seq}; rebuild it (check_projections)."
+            )
+
+    @staticmethod
+    def _seen(
+        conn: Connection, game_id: str, command_id: str, command_doc: dict[str, Any], head: Any
+    ) -> ExecuteResult:
+        """A command id seen before: the events it wrote then, or the conflict."""
+        if head.seen_command != command_doc:
+            raise CommandIdConflict(
+                f"Command id {command_id!r} was already used for another command "
+                f"({head.seen_command['type']} by {head.seen_command['seat']}); "
+                "choose a new id for a new command."
+            )
+        rows = conn.execute(
+            commands.EVENTS_OF,
+            {"b_game": game_id, "b_first": head.seen_first, "b_last": head.seen_last},
+        ).all()
+        return ExecuteResult(
+            [StoredEvent.from_row(r) for r in rows],
+            duplicate=True,
+            snapshot=head.snapshot,
+            command_id=command_id,
         )
 
     def _seal_later(self, game_id: str) -> None:
@@ -671,48 +633,9 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
         return seq
 
 
-# The command path's statements, built once (building them costs more than a round trip).
-_LOCK_GAME = select(GameRow.last_seq).where(GameRow.id == bindparam("b_game")).with_for_update()
-_READ_LOCKED = (
-    select(
-        EventRow.seq.label("last_seq"),
-        ProjectionRow.seq.label("projection_seq"),
-        ProjectionRow.snapshot,
-        EventRow.hash.label("head_hash"),
-        CommandRow.command.label("seen_command"),
-        CommandRow.first_seq.label("seen_first"),
-        CommandRow.last_seq.label("seen_last"),
-        integrity.QUARANTINED.label("quarantined"),
-    )
-    .select_from(ProjectionRow)
-    .join(
-        EventRow,
-        (EventRow.game_id == ProjectionRow.game_id) & (EventRow.seq == bindparam("b_seq")),
-    )
-    .outerjoin(
-        CommandRow,
-        (CommandRow.game_id == ProjectionRow.game_id)
-        & (CommandRow.command_id == bindparam("b_command")),
-    )
-    .where(ProjectionRow.game_id == bindparam("b_game"))
-)
-_MOVE_PROJECTION = (
-    update(ProjectionRow)
-    .where(ProjectionRow.game_id == bindparam("b_game"))
-    .values(seq=bindparam("b_seq"), snapshot=bindparam("b_snapshot", type_=JSONDoc))
-)
-_MOVE_GAME = (
-    update(GameRow)
-    .where(GameRow.id == bindparam("b_game"), GameRow.last_seq == bindparam("b_old"))
-    .values(
-        last_seq=bindparam("b_new"), status=bindparam("b_status"), head_hash=bindparam("b_head")
-    )
-)
-_INSERT_EVENTS = insert(EventRow)
 _READ_PROJECTION = select(ProjectionRow.snapshot, integrity.QUARANTINED.label("quarantined")).where(
     ProjectionRow.game_id == bindparam("b_game")
 )
-_INSERT_COMMAND = insert(CommandRow)
 
 
 #: PostgreSQL's undefined_table and undefined_column; SQLite says it in words
@@ -743,28 +666,3 @@ def _parse(command: Command | Mapping[str, Any]) -> Command:
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _event_row(
-    game_id: str,
-    seq: int,
-    type_: str,
-    seat: str | None,
-    step: str | None,
-    payload: dict[str, Any],
-    command_id: str | None,
-    created_at: datetime,
-    prev_hash: str,
-) -> dict[str, Any]:
-    fields = {
-        "game_id": game_id,
-        "seq": seq,
-        "type": type_,
-        "seat": seat,
-        "step": step,
-        "payload": payload,
-        "command_id": command_id,
-        "created_at": created_at,
-        "prev_hash": prev_hash,
-    }
-    return {**fields, "hash": row_hash(**fields)}

@@ -134,8 +134,7 @@ def stored_anchors(conn: Connection, game_id: str | None = None) -> list[Anchor]
 _INSERT_ANCHOR = insert(AnchorRow)
 
 
-def write_anchor(
-    conn: Connection,
+def anchor_row(
     key: AnchorKey,
     game_id: str,
     first_seq: int,
@@ -143,11 +142,12 @@ def write_anchor(
     head_hash: str,
     finished: bool,
     at: datetime,
-) -> None:
-    """Anchor the head in the command's own transaction, when the command calls for one."""
-    if needs_anchor(first_seq, last_seq, finished):
-        anchor = Anchor.signed(key, game_id, last_seq, head_hash, finished, at)
-        conn.execute(_INSERT_ANCHOR, anchor.row())
+) -> dict[str, Any] | None:
+    """The anchors row of the command that wrote rows ``first_seq..last_seq``, if it
+    calls for one (``anchors.needs_anchor``)."""
+    if not needs_anchor(first_seq, last_seq, finished):
+        return None
+    return Anchor.signed(key, game_id, last_seq, head_hash, finished, at).row()
 
 
 def restore_anchors(conn: Connection, kept: Sequence[Anchor]) -> int:

@@ -1,0 +1,287 @@
+"""The command path's statements: read a game's head, write what one command caused.
+
+A command costs the database few round trips: on PostgreSQL the lock, the read and one
+statement that writes everything (events, projection, game, command id, anchor, notify),
+then the commit; on SQLite (``BEGIN IMMEDIATE`` already holds the write lock) the read
+and one statement per table. Every write of a command hangs on the move of its game row
+(``last_seq`` still the one read), so a game that moved meanwhile gets nothing written.
+See "The command path" in ``docs/performance.md`` for what each step costs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+from sqlalchemy import Connection, Row, bindparam, insert, select, update
+
+from ..events import Event
+from ..seats import Seat
+from . import integrity
+from .hashing import row_hash
+from .models import AnchorRow, CommandRow, EventRow, GameRow, JSONDoc, ProjectionRow
+
+NOTIFY_CHANNEL = "charleston_events"
+_PASS_COMMAND_EVENTS = frozenset(
+    {"pass_confirmed", "pass_changed", "pass_withdrawn", "ding_dong_given"}
+)
+_EVENT_COLUMNS = ("seq", "type", "seat", "step", "payload", "prev_hash", "hash")
+_ANCHOR_COLUMNS = ("seq", "head_hash", "finished", "created_at", "key_id", "signature")
+
+
+@dataclass(frozen=True)
+class Effects:
+    """Everything one accepted command writes, decided before the first write.
+
+    ``game`` holds the new values of the game's row by column: a column the command
+    moves is one more entry here (both databases' statements are built from its keys).
+    """
+
+    game_id: str
+    command_id: str
+    command: dict[str, Any]
+    old_seq: int
+    at: datetime
+    rows: list[dict[str, Any]]
+    snapshot: dict[str, Any]
+    game: dict[str, Any]
+    anchor: dict[str, Any] | None
+
+    @property
+    def first_seq(self) -> int:
+        return self.old_seq + 1
+
+    @property
+    def last_seq(self) -> int:
+        return self.old_seq + len(self.rows)
+
+    @property
+    def notice(self) -> str:
+        """The ``pg_notify`` payload listeners wait for: ``<game_id>:<last_seq>``."""
+        return f"{self.game_id}:{self.last_seq}"
+
+
+def event_row(
+    game_id: str,
+    seq: int,
+    type_: str,
+    seat: str | None,
+    step: str | None,
+    payload: dict[str, Any],
+    command_id: str | None,
+    created_at: datetime,
+    prev_hash: str,
+) -> dict[str, Any]:
+    """One events row, its hash sealing ``prev_hash``."""
+    fields = {
+        "game_id": game_id,
+        "seq": seq,
+        "type": type_,
+        "seat": seat,
+        "step": step,
+        "payload": payload,
+        "command_id": command_id,
+        "created_at": created_at,
+        "prev_hash": prev_hash,
+    }
+    return {**fields, "hash": row_hash(**fields)}
+
+
+def chained_rows(
+    head: Row[Any],
+    game_id: str,
+    command_id: str,
+    produced: list[Event],
+    seat_steps: dict[Seat, str],
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """The rows of ``produced`` after the head, each with its step (the one a seat's pass
+    command answered, or the transfer's own) and chained by hash."""
+    prev = head.head_hash
+    rows: list[dict[str, Any]] = []
+    for offset, ev in enumerate(produced, start=1):
+        step = None
+        if ev.type in _PASS_COMMAND_EVENTS and ev.seat is not None:
+            step = seat_steps.get(ev.seat)
+        elif ev.type in ("tiles_transferred", "pass_resolved"):
+            step = ev.payload["step"]
+        seat = ev.seat.value if ev.seat else None
+        row = event_row(
+            game_id, head.last_seq + offset, ev.type, seat, step, ev.payload, command_id, now, prev
+        )
+        prev = row["hash"]
+        rows.append(row)
+    return rows
+
+
+# -- reading the head ------------------------------------------------------------------------
+#: PostgreSQL: lock first, then read. Under READ COMMITTED a statement that waited for the
+#: lock sees the winner's new games row but not its other rows, so the head is read by a
+#: second statement, after the lock. (SQLite's BEGIN IMMEDIATE is the lock.)
+LOCK_GAME = select(GameRow.last_seq).where(GameRow.id == bindparam("b_game")).with_for_update()
+
+#: The game's head in one statement: no row when there is no game; ``projection_seq`` or
+#: ``head_hash`` NULL when its projection or head row is missing.
+READ_HEAD = (
+    select(
+        GameRow.last_seq,
+        ProjectionRow.seq.label("projection_seq"),
+        ProjectionRow.snapshot,
+        EventRow.hash.label("head_hash"),
+        CommandRow.command.label("seen_command"),
+        CommandRow.first_seq.label("seen_first"),
+        CommandRow.last_seq.label("seen_last"),
+        integrity.QUARANTINED.label("quarantined"),
+    )
+    .select_from(GameRow)
+    .outerjoin(ProjectionRow, ProjectionRow.game_id == GameRow.id)
+    .outerjoin(EventRow, (EventRow.game_id == GameRow.id) & (EventRow.seq == GameRow.last_seq))
+    .outerjoin(
+        CommandRow,
+        (CommandRow.game_id == GameRow.id) & (CommandRow.command_id == bindparam("b_command")),
+    )
+    .where(GameRow.id == bindparam("b_game"))
+)
+
+EVENTS_OF = (
+    select(EventRow)
+    .where(
+        EventRow.game_id == bindparam("b_game"),
+        EventRow.seq.between(bindparam("b_first"), bindparam("b_last")),
+    )
+    .order_by(EventRow.seq)
+)
+
+
+def read_head(conn: Connection, game_id: str, command_id: str) -> Row[Any] | None:
+    """The game's head under the write lock (``None``: no such game)."""
+    locking = conn.dialect.name == "postgresql"
+    if locking and conn.execute(LOCK_GAME, {"b_game": game_id}).scalar() is None:
+        return None
+    return conn.execute(READ_HEAD, {"b_game": game_id, "b_command": command_id}).first()
+
+
+# -- writing -------------------------------------------------------------------------------
+def write(conn: Connection, effects: Effects) -> bool:
+    """Write ``effects``; ``False`` (nothing written) when the game was not at ``old_seq``."""
+    if conn.dialect.name == "postgresql":
+        return _write_postgresql(conn, effects)
+    return _write_sqlite(conn, effects)
+
+
+def _write_postgresql(conn: Connection, effects: Effects) -> bool:
+    """One statement: every write hangs on ``moved``, and the notice is sent with it."""
+    values = {f"g_{column}": _pg(value) for column, value in effects.game.items()}
+    params: dict[str, Any] = {
+        "b_game": effects.game_id,
+        "b_old": effects.old_seq,
+        "b_command_id": effects.command_id,
+        "b_command": Jsonb(effects.command),
+        "b_first": effects.first_seq,
+        "b_last": effects.last_seq,
+        "b_at": effects.at,
+        "b_events": Jsonb([{c: r[c] for c in _EVENT_COLUMNS} for r in effects.rows]),
+        "b_snapshot": Jsonb(effects.snapshot),
+        "b_channel": NOTIFY_CHANNEL,
+        "b_notice": effects.notice,
+        **values,
+    }
+    if effects.anchor is not None:
+        params.update({f"a_{c}": effects.anchor[c] for c in _ANCHOR_COLUMNS})
+    sql = _pg_statement(tuple(effects.game), effects.anchor is not None)
+    return conn.exec_driver_sql(sql, params).first() is not None
+
+
+_PG_STATEMENTS: dict[tuple[tuple[str, ...], bool], str] = {}
+
+
+def _pg_statement(game_columns: tuple[str, ...], anchored: bool) -> str:
+    """The one statement of a command on PostgreSQL (built once per shape)."""
+    key = (game_columns, anchored)
+    if key not in _PG_STATEMENTS:
+        sets = ", ".join(f"{c} = %(g_{c})s" for c in game_columns)
+        recordset = ", ".join(
+            f"{c} {'jsonb' if c == 'payload' else 'int' if c == 'seq' else 'text'}"
+            for c in _EVENT_COLUMNS
+        )
+        anchor = (
+            f", anchor AS (INSERT INTO anchors (game_id, {', '.join(_ANCHOR_COLUMNS)}) "
+            f"SELECT id, {', '.join(f'%(a_{c})s' for c in _ANCHOR_COLUMNS)} FROM moved)"
+            if anchored
+            else ""
+        )
+        _PG_STATEMENTS[key] = (
+            f"WITH moved AS (UPDATE games SET {sets} "
+            "WHERE id = %(b_game)s AND last_seq = %(b_old)s RETURNING id), "
+            f"appended AS (INSERT INTO events (game_id, {', '.join(_EVENT_COLUMNS)}, "
+            "created_at, command_id) "
+            f"SELECT moved.id, e.*, %(b_at)s, %(b_command_id)s FROM moved, "
+            f"jsonb_to_recordset(%(b_events)s) AS e({recordset})), "
+            "projected AS (UPDATE projections SET seq = %(b_last)s, snapshot = %(b_snapshot)s "
+            "FROM moved WHERE projections.game_id = moved.id), "
+            "remembered AS (INSERT INTO commands (game_id, command_id, command, first_seq, "
+            "last_seq) SELECT id, %(b_command_id)s, %(b_command)s, %(b_first)s, %(b_last)s "
+            f"FROM moved){anchor} "
+            "SELECT pg_notify(%(b_channel)s, %(b_notice)s) FROM moved"
+        )
+    return _PG_STATEMENTS[key]
+
+
+def _pg(value: Any) -> Any:
+    return Jsonb(value) if isinstance(value, dict | list) else value
+
+
+_MOVE_GAME: dict[tuple[str, ...], Any] = {}
+_INSERT_EVENTS = insert(EventRow)
+_INSERT_COMMAND = insert(CommandRow)
+_INSERT_ANCHOR = insert(AnchorRow)
+_MOVE_PROJECTION = (
+    update(ProjectionRow)
+    .where(ProjectionRow.game_id == bindparam("b_game"))
+    .values(seq=bindparam("b_seq"), snapshot=bindparam("b_snapshot", type_=JSONDoc))
+)
+
+
+def _move_game(game_columns: tuple[str, ...]) -> Any:
+    """The games update for these columns (built once per shape)."""
+    if game_columns not in _MOVE_GAME:
+        _MOVE_GAME[game_columns] = (
+            update(GameRow)
+            .where(GameRow.id == bindparam("b_game"), GameRow.last_seq == bindparam("b_old"))
+            .values({c: bindparam(f"g_{c}") for c in game_columns})
+        )
+    return _MOVE_GAME[game_columns]
+
+
+def _write_sqlite(conn: Connection, effects: Effects) -> bool:
+    """The game's row first: when it did not move, nothing else is written."""
+    moved = conn.execute(
+        _move_game(tuple(effects.game)),
+        {
+            "b_game": effects.game_id,
+            "b_old": effects.old_seq,
+            **{f"g_{c}": v for c, v in effects.game.items()},
+        },
+    )
+    if moved.rowcount != 1:
+        return False
+    conn.execute(_INSERT_EVENTS, effects.rows)
+    conn.execute(
+        _MOVE_PROJECTION,
+        {"b_game": effects.game_id, "b_seq": effects.last_seq, "b_snapshot": effects.snapshot},
+    )
+    conn.execute(
+        _INSERT_COMMAND,
+        {
+            "game_id": effects.game_id,
+            "command_id": effects.command_id,
+            "command": effects.command,
+            "first_seq": effects.first_seq,
+            "last_seq": effects.last_seq,
+        },
+    )
+    if effects.anchor is not None:
+        conn.execute(_INSERT_ANCHOR, effects.anchor)
+    return True
