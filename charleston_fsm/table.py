@@ -26,7 +26,7 @@ from . import errors
 from .charts.probe import would_accept
 from .checks import Checks
 from .commands import ACCEPTED_AS, COMMAND_MODELS, Command
-from .events import Event
+from .events import ANNOTATION_TYPES, Event
 from .guards import Guards
 from .hands import HandChecker, pending_confirmation
 from .resolution import Declaration, resolve
@@ -240,10 +240,11 @@ class Table(Checks, Guards):
     ) -> Table:
         """Rebuild a table by replaying the recorded commands through the same chart.
 
-        Every event the replay produces must equal the recorded one, in order.
+        Every event the replay produces must equal the recorded one, in order. Annotation
+        rows (a clock's, a director's: ``ANNOTATION_TYPES``) move nothing and are skipped.
         """
         table = cls(deal, ruleset, options, **kwargs)
-        recorded = list(events)
+        recorded = [e for e in events if e.type not in ANNOTATION_TYPES]
         for index, event in enumerate(recorded):
             if event.is_command:
                 table.execute(event.command())

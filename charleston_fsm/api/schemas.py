@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..charts.four_winds import FourWindsOptions
+from ..clocks import ClockOptions
 from ..rulesets import Options
 from ..seats import Direction, Seat
 from ..tiles import HAND_SIZE
@@ -62,6 +63,16 @@ class CreateGame(BaseModel):
         None, description="Explicit deal: tile ids per seat (East 14, others 13)."
     )
     players: dict[Seat, Name] | None = Field(None, description="Display names per seat.")
+    clock: ClockOptions | None = Field(
+        None,
+        description="Per-kind time limits in seconds and what happens on expiry; absent: no "
+        "clock. Fixed at creation (in the game_created row).",
+    )
+    bots: list[Seat] | None = Field(
+        None,
+        max_length=4,
+        description="Seats the service's auto player plays (durable: they survive restarts).",
+    )
 
 
 #: a command body is an engine command without ``seat``: documented by examples

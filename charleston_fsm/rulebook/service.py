@@ -72,4 +72,22 @@ RULES: tuple[Rule, ...] = (
         + " Tamper evidence: the hash chain, the recorded head and signed anchors.",
         fact="charleston_fsm.store: verify and quarantine (store/tamper.py)",
     ),
+    Rule(
+        "SVC-09",
+        "A seat whose time ran out is acted for by the clock (or only flagged late, as the "
+        "game's clock options say), once; a late command of that seat for what the clock "
+        "already did in that step is refused.",
+        EVERY,
+        decision=DECIDED + " Clocks are off unless a game is created with them.",
+        fact="charleston_fsm.clocks and the store's clock worker (store/clocks.py)",
+    ),
+    Rule(
+        "SVC-10",
+        "A director may pause and resume a game's clock (resuming moves every deadline by "
+        "the paused time) and record rulings; each is a row of the game's hash chain and "
+        "changes no tile.",
+        EVERY,
+        decision=DECIDED,
+        fact="charleston_fsm.store: store/clocks.py",
+    ),
 )

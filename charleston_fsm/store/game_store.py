@@ -34,15 +34,17 @@ from sqlalchemy import (
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from .. import errors
+from .. import clocks, errors
 from ..commands import Command, parse_command
+from ..events import Event
 from ..rulesets import get_ruleset
 from ..seats import SEATS, Seat
-from ..table import Table
+from ..table import DONE, Table
 from ..tiles import Deal
 from ..views import director_view, seat_view
 from . import integrity
 from .anchors import AnchorKey, load_key
+from .deadlines import ClockFiring, ClockWorker
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -54,6 +56,7 @@ from .errors import (
 )
 from .hashing import GENESIS, canonical_time, row_hash, utc
 from .models import (
+    ClockDoc,
     CommandRow,
     CredentialRow,
     EventRow,
@@ -90,10 +93,21 @@ class ExecuteResult:
     duplicate: bool = False
     snapshot: dict[str, Any] = field(default_factory=dict, repr=False)
     command_id: str | None = None
+    clock: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def last_seq(self) -> int:
         return self.events[-1].seq if self.events else 0
+
+
+@dataclass(frozen=True)
+class _Locked:
+    """What a write transaction read under the game's lock."""
+
+    last_seq: int
+    snapshot: dict[str, Any]
+    head_hash: str
+    clock: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -131,7 +145,7 @@ UNKNOWN_OUTCOME = (
 )
 
 
-class GameStore(CheckedReads, TamperEvidence):
+class GameStore(CheckedReads, TamperEvidence, ClockWorker):
     """Games on PostgreSQL (psycopg 3) or SQLite; see ``docs/architecture.md``."""
 
     def __init__(
@@ -304,8 +318,16 @@ class GameStore(CheckedReads, TamperEvidence):
         credentials: Mapping[str, str] | None = None,
         *,
         game_id: str | None = None,
+        clock: clocks.ClockOptions | Mapping[str, Any] | None = None,
+        bots: Sequence[str | Seat] | None = None,
     ) -> str:
-        """A new game: its ``game_created`` row (seq 1), projection and credentials."""
+        """A new game: its ``game_created`` row (seq 1), projection and credentials.
+
+        ``clock`` (:class:`~charleston_fsm.clocks.ClockOptions`) and ``bots`` (seats the
+        service's auto player plays) are fixed here, in the ``game_created`` payload.
+        """
+        clock_options = _clock_options(clock)
+        bot_seats = _bot_seats(bots)
         rules = get_ruleset(ruleset)
         if hands is not None:
             try:
@@ -331,6 +353,11 @@ class GameStore(CheckedReads, TamperEvidence):
             "players": players_doc,
             "seed": seed,
         }
+        clock_doc = None
+        if clock_options is not None or bot_seats:
+            payload["clock"] = clock_options.model_dump(mode="json") if clock_options else None
+            payload["bots"] = sorted(s.value for s in bot_seats)
+            clock_doc = clocks.advance(clocks.new_doc(clock_options, bot_seats), table, now, 1)
         first = _event_row(game_id, 1, "game_created", None, None, payload, None, now, GENESIS)
         unknown = (
             f"The database connection was lost while game {game_id!r} was being committed, "
@@ -348,6 +375,8 @@ class GameStore(CheckedReads, TamperEvidence):
                     last_seq=1,
                     status="finished" if table.finished else "active",
                     head_hash=first["hash"],
+                    clock=clock_doc,
+                    next_due=clocks.next_due(clock_doc),
                 )
             )
             conn.execute(insert(EventRow).values(**first))
@@ -431,7 +460,6 @@ class GameStore(CheckedReads, TamperEvidence):
         :class:`CommandIdConflict`. Refusals raise the engine's error and write nothing.
         """
         cmd = _parse(command)
-        command_doc = cmd.model_dump(mode="json")
         command_id = command_id or uuid.uuid4().hex
         if len(command_id) > MAX_COMMAND_ID:
             raise errors.InvalidCommand(
@@ -443,123 +471,185 @@ class GameStore(CheckedReads, TamperEvidence):
             f"({command_id!r}): it is applied at most once, and the answer says what is stored."
         )
         with self._writing(unknown, game_id) as conn:
-            # Lock first, then read: under READ COMMITTED a statement that waited for
-            # the lock sees the winner's new games row but not its other rows, so the
-            # projection and head are read by a second statement, after the lock.
-            last_seq = conn.execute(_LOCK_GAME, {"b_game": game_id}).scalar()
-            if last_seq is None:
-                raise GameNotFound(f"There is no game {game_id!r}.")
-            locked = conn.execute(
-                _READ_LOCKED,
-                {"b_game": game_id, "b_seq": last_seq, "b_command": command_id},
-            ).first()
-            if locked is None:
-                integrity.check_open(conn, game_id)
-                raise Conflict(
-                    f"Game {game_id!r} has no projection or no row {last_seq}; run verify "
-                    "and check_projections."
-                )
-            if locked.quarantined:
-                raise integrity.refuse(game_id)
-            if locked.seen_command is not None:
-                if locked.seen_command != command_doc:
-                    raise CommandIdConflict(
-                        f"Command id {command_id!r} was already used for another command "
-                        f"({locked.seen_command['type']} by {locked.seen_command['seat']}); "
-                        "choose a new id for a new command."
-                    )
-                rows = conn.execute(
-                    select(EventRow)
-                    .where(
-                        EventRow.game_id == game_id,
-                        EventRow.seq.between(locked.seen_first, locked.seen_last),
-                    )
-                    .order_by(EventRow.seq)
-                ).all()
-                return ExecuteResult(
-                    [StoredEvent.from_row(r) for r in rows],
-                    duplicate=True,
-                    snapshot=locked.snapshot,
-                    command_id=command_id,
-                )
-            if locked.projection_seq != locked.last_seq:
-                raise Conflict(
-                    f"The projection of game {game_id!r} is at seq {locked.projection_seq} but "
-                    f"the game at {locked.last_seq}; rebuild it (check_projections)."
-                )
+            result = self._apply(conn, game_id, cmd, command_id)
+        assert result is not None  # only a clock's firing can find nothing to do
+        return result
 
-            table = self._load(locked.snapshot)
-            seat_steps = {
-                seat: state for state, step in table.active_steps() for seat in step.participants
-            }
-            try:
-                produced = table.execute(cmd)
-            except BaseException:
-                self._warm.tables.pop(type(table.chart), None)
-                raise
-            snapshot = table.snapshot()
-            finished = table.finished
+    def _apply(
+        self,
+        conn: Connection,
+        game_id: str,
+        cmd: Command,
+        command_id: str,
+        firing: ClockFiring | None = None,
+    ) -> ExecuteResult | None:
+        """The command's work inside the caller's write transaction (see :meth:`execute`).
 
-            now = _now()
-            prev = locked.head_hash
-            rows_out: list[dict[str, Any]] = []
-            for offset, ev in enumerate(produced, start=1):
-                seat = ev.seat.value if ev.seat else None
-                step = None
-                if ev.type in _PASS_COMMAND_EVENTS and ev.seat is not None:
-                    step = seat_steps.get(ev.seat)
-                elif ev.type in ("tiles_transferred", "pass_resolved"):
-                    step = ev.payload["step"]
-                row = _event_row(
-                    game_id,
-                    locked.last_seq + offset,
-                    ev.type,
-                    seat,
-                    step,
-                    ev.payload,
-                    command_id,
-                    now,
-                    prev,
-                )
-                prev = row["hash"]
-                rows_out.append(row)
-            first_seq = locked.last_seq + 1
-            last_seq = locked.last_seq + len(rows_out)
+        ``firing``: the clock acts for a seat whose deadline passed; ``None`` is returned
+        when, under the lock, that deadline no longer stands (the seat acted meanwhile).
+        """
+        command_doc = cmd.model_dump(mode="json")
+        locked = self._lock(conn, game_id, command_id, command_doc)
+        if isinstance(locked, ExecuteResult):
+            return locked
+        table = self._load(locked.snapshot)
+        now = _now()
+        doc = locked.clock
+        if firing is not None and not firing.stands(doc, now):
+            return None
+        clocks.refusal(None if firing else doc, table, cmd)
+        seat_steps = {
+            seat: state for state, step in table.active_steps() for seat in step.participants
+        }
+        kind = clocks.kind_of(table, cmd)
+        try:
+            produced = table.execute(cmd)
+        except BaseException:
+            self._warm.tables.pop(type(table.chart), None)
+            raise
+        items: list[tuple[Event, str | None]] = []
+        if firing is not None and firing.expired is not None:
+            items.append((firing.expired, None))
+        for ev in produced:
+            step = None
+            if ev.type in _PASS_COMMAND_EVENTS and ev.seat is not None:
+                step = seat_steps.get(ev.seat)
+            elif ev.type in ("tiles_transferred", "pass_resolved"):
+                step = ev.payload["step"]
+            items.append((ev, step))
+        if doc is not None:
+            acted = firing.acted(kind, cmd) if firing is not None and kind else None
+            doc = clocks.advance(doc, table, now, locked.last_seq + len(items), acted)
+            if firing is not None and firing.expired is not None:
+                doc = clocks.expired_late(doc, firing.seat)
+        return self._append(conn, game_id, locked, items, command_id, command_doc, table, doc, now)
 
-            conn.execute(_INSERT_EVENTS, rows_out)
-            conn.execute(
-                _MOVE_PROJECTION, {"b_game": game_id, "b_seq": last_seq, "b_snapshot": snapshot}
+    def _lock(
+        self, conn: Connection, game_id: str, command_id: str, command_doc: Mapping[str, Any]
+    ) -> Any:
+        """Lock the game's row, then read its head; a seen command id is answered here."""
+        # Lock first, then read: under READ COMMITTED a statement that waited for
+        # the lock sees the winner's new games row but not its other rows, so the
+        # projection and head are read by a second statement, after the lock.
+        head = conn.execute(_LOCK_GAME, {"b_game": game_id}).first()
+        if head is None:
+            raise GameNotFound(f"There is no game {game_id!r}.")
+        locked = conn.execute(
+            _READ_LOCKED,
+            {"b_game": game_id, "b_seq": head.last_seq, "b_command": command_id},
+        ).first()
+        if locked is None:
+            integrity.check_open(conn, game_id)
+            raise Conflict(
+                f"Game {game_id!r} has no projection or no row {head.last_seq}; run verify "
+                "and check_projections."
             )
-            moved = conn.execute(
-                _MOVE_GAME,
-                {
-                    "b_game": game_id,
-                    "b_old": locked.last_seq,
-                    "b_new": last_seq,
-                    "b_status": "finished" if finished else "active",
-                    "b_head": prev,
-                },
-            )
-            if moved.rowcount != 1:
-                raise Conflict(
-                    f"Game {game_id!r} moved past seq {locked.last_seq} meanwhile; retry."
+        if locked.quarantined:
+            raise integrity.refuse(game_id)
+        if locked.seen_command is not None:
+            if locked.seen_command != command_doc:
+                raise CommandIdConflict(
+                    f"Command id {command_id!r} was already used for another command "
+                    f"({locked.seen_command['type']} by {locked.seen_command.get('seat')}); "
+                    "choose a new id for a new command."
                 )
-            conn.execute(
-                _INSERT_COMMAND,
-                {
-                    "game_id": game_id,
-                    "command_id": command_id,
-                    "command": command_doc,
-                    "first_seq": first_seq,
-                    "last_seq": last_seq,
-                },
+            rows = conn.execute(
+                select(EventRow)
+                .where(
+                    EventRow.game_id == game_id,
+                    EventRow.seq.between(locked.seen_first, locked.seen_last),
+                )
+                .order_by(EventRow.seq)
+            ).all()
+            return ExecuteResult(
+                [StoredEvent.from_row(r) for r in rows],
+                duplicate=True,
+                snapshot=locked.snapshot,
+                command_id=command_id,
+                clock=head.clock,
             )
-            integrity.write_anchor(
-                conn, self.anchor_key, game_id, first_seq, last_seq, prev, finished, now
+        if locked.projection_seq != locked.last_seq:
+            raise Conflict(
+                f"The projection of game {game_id!r} is at seq {locked.projection_seq} but "
+                f"the game at {locked.last_seq}; rebuild it (check_projections)."
             )
-            self._notify(conn, game_id, last_seq)
+        return _Locked(locked.last_seq, locked.snapshot, locked.head_hash, head.clock)
+
+    def _append(
+        self,
+        conn: Connection,
+        game_id: str,
+        locked: _Locked,
+        items: Sequence[tuple[Event, str | None]],
+        command_id: str,
+        command_doc: Mapping[str, Any],
+        table: Table | None,
+        clock: dict[str, Any] | None,
+        now: datetime,
+    ) -> ExecuteResult:
+        """Write the rows, move projection and game (with the clock), remember the id.
+
+        ``table``: the table the command left (``None``: annotation rows, the table as
+        it was).
+        """
+        snapshot = table.snapshot() if table is not None else locked.snapshot
+        finished = table.finished if table is not None else DONE in snapshot["configuration"]
+        prev = locked.head_hash
+        rows_out: list[dict[str, Any]] = []
+        for offset, (ev, step) in enumerate(items, start=1):
+            row = _event_row(
+                game_id,
+                locked.last_seq + offset,
+                ev.type,
+                ev.seat.value if ev.seat else None,
+                step,
+                ev.payload,
+                command_id,
+                now,
+                prev,
+            )
+            prev = row["hash"]
+            rows_out.append(row)
+        first_seq = locked.last_seq + 1
+        last_seq = locked.last_seq + len(rows_out)
+
+        conn.execute(_INSERT_EVENTS, rows_out)
+        conn.execute(
+            _MOVE_PROJECTION, {"b_game": game_id, "b_seq": last_seq, "b_snapshot": snapshot}
+        )
+        moved = conn.execute(
+            _MOVE_GAME,
+            {
+                "b_game": game_id,
+                "b_old": locked.last_seq,
+                "b_new": last_seq,
+                "b_status": "finished" if finished else "active",
+                "b_head": prev,
+                "b_clock": clock,
+                "b_next_due": clocks.next_due(clock),
+            },
+        )
+        if moved.rowcount != 1:
+            raise Conflict(f"Game {game_id!r} moved past seq {locked.last_seq} meanwhile; retry.")
+        conn.execute(
+            _INSERT_COMMAND,
+            {
+                "game_id": game_id,
+                "command_id": command_id,
+                "command": dict(command_doc),
+                "first_seq": first_seq,
+                "last_seq": last_seq,
+            },
+        )
+        integrity.write_anchor(
+            conn, self.anchor_key, game_id, first_seq, last_seq, prev, finished, now
+        )
+        self._notify(conn, game_id, last_seq)
         return ExecuteResult(
-            [StoredEvent(**r) for r in rows_out], snapshot=snapshot, command_id=command_id
+            [StoredEvent(**r) for r in rows_out],
+            snapshot=snapshot,
+            command_id=command_id,
+            clock=clock,
         )
 
     def _load(self, snapshot: Mapping[str, Any]) -> Table:
@@ -590,18 +680,31 @@ class GameStore(CheckedReads, TamperEvidence):
         per call (the projection is loaded into this thread's warm table, ~0.05 ms
         instead of ~2 ms): for request handlers and bots that only need the view.
         """
-        return self.view_of(self._snapshot(game_id), seat)
+        found = self._projection(game_id)
+        return self.view_of(found.snapshot, seat, found.clock)
 
     def view_of(
-        self, snapshot: Mapping[str, Any], seat: Seat | str | None = None
+        self,
+        snapshot: Mapping[str, Any],
+        seat: Seat | str | None = None,
+        clock: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The view of a table snapshot (an ``ExecuteResult``'s): no database read."""
+        """The view of a table snapshot (an ``ExecuteResult``'s): no database read.
+
+        ``clock``: the game's clock document (an ``ExecuteResult``'s): a seat sees only
+        its own deadline.
+        """
         table = self._load(snapshot)
         if seat is None:
-            return director_view(table)
-        return seat_view(table, Seat(seat))
+            return director_view(table, clocks.director_clock(clock))
+        seat = Seat(seat)
+        return seat_view(table, seat, clocks.seat_clock(clock, seat))
 
     def _snapshot(self, game_id: str) -> dict[str, Any]:
+        return self._projection(game_id).snapshot  # type: ignore[no-any-return]
+
+    def _projection(self, game_id: str) -> Any:
+        """The projection's snapshot and the game's clock document, in one statement."""
         check_could_exist(game_id)
         with self._reading() as conn:
             found = conn.execute(_READ_PROJECTION, {"b_game": game_id}).first()
@@ -609,7 +712,7 @@ class GameStore(CheckedReads, TamperEvidence):
             raise GameNotFound(f"There is no game {game_id!r}.")
         if found.quarantined:
             raise integrity.refuse(game_id)
-        return found.snapshot
+        return found
 
     def ensure_open(self, game_id: str) -> None:
         """Raise :class:`GameQuarantined` (or :class:`GameNotFound`) unless the game is open."""
@@ -625,7 +728,11 @@ class GameStore(CheckedReads, TamperEvidence):
 
 
 # The command path's statements, built once (building them costs more than a round trip).
-_LOCK_GAME = select(GameRow.last_seq).where(GameRow.id == bindparam("b_game")).with_for_update()
+_LOCK_GAME = (
+    select(GameRow.last_seq, GameRow.clock)
+    .where(GameRow.id == bindparam("b_game"))
+    .with_for_update()
+)
 _READ_LOCKED = (
     select(
         EventRow.seq.label("last_seq"),
@@ -658,12 +765,18 @@ _MOVE_GAME = (
     update(GameRow)
     .where(GameRow.id == bindparam("b_game"), GameRow.last_seq == bindparam("b_old"))
     .values(
-        last_seq=bindparam("b_new"), status=bindparam("b_status"), head_hash=bindparam("b_head")
+        last_seq=bindparam("b_new"),
+        status=bindparam("b_status"),
+        head_hash=bindparam("b_head"),
+        clock=bindparam("b_clock", type_=ClockDoc),
+        next_due=bindparam("b_next_due"),
     )
 )
 _INSERT_EVENTS = insert(EventRow)
-_READ_PROJECTION = select(ProjectionRow.snapshot, integrity.QUARANTINED.label("quarantined")).where(
-    ProjectionRow.game_id == bindparam("b_game")
+_READ_PROJECTION = (
+    select(ProjectionRow.snapshot, GameRow.clock, integrity.QUARANTINED.label("quarantined"))
+    .join(GameRow, GameRow.id == ProjectionRow.game_id)
+    .where(ProjectionRow.game_id == bindparam("b_game"))
 )
 _INSERT_COMMAND = insert(CommandRow)
 
@@ -680,6 +793,32 @@ def _schema_missing(exc: DBAPIError) -> bool:
     return isinstance(exc, OperationalError) and (
         "no such table" in message or "no such column" in message
     )
+
+
+def _clock_options(
+    clock: clocks.ClockOptions | Mapping[str, Any] | None,
+) -> clocks.ClockOptions | None:
+    if clock is None or isinstance(clock, clocks.ClockOptions):
+        return clock
+    try:
+        return clocks.ClockOptions.model_validate(dict(clock))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"clock.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidGameSetup(
+            f"The clock options are not valid ({problems}): give seconds per kind "
+            "(confirm_pass, vote, courtesy, place_tiles) and on_expiry auto_play or flag_late."
+        ) from None
+
+
+def _bot_seats(bots: Sequence[str | Seat] | None) -> frozenset[Seat]:
+    try:
+        return frozenset(Seat(str(s)) for s in bots or ())
+    except ValueError:
+        raise InvalidGameSetup(
+            f"Bot seats are east, south, west or north, not {list(bots or ())}."
+        ) from None
 
 
 def _parse(command: Command | Mapping[str, Any]) -> Command:
