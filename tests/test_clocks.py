@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 
 import pytest
+from clock_workers import fire_until_quiet
 from sqlalchemy import select
 
 from charleston_fsm.clocks import parse_time
@@ -18,8 +19,6 @@ from charleston_fsm.seats import SEATS, Seat
 from charleston_fsm.store import GameStore, InvalidGameSetup
 from charleston_fsm.store.models import CommandRow, GameRow
 from charleston_fsm.tiles import is_joker
-
-from clock_workers import fire_until_quiet
 
 SHORT = 0.2
 ALL_KINDS = {"confirm_pass": SHORT, "vote": SHORT, "courtesy": SHORT, "place_tiles": SHORT}
@@ -198,7 +197,7 @@ def test_rulings_join_the_chain_and_the_audit_and_move_no_tile(store: GameStore)
 
 
 def test_clock_options_are_checked_at_creation(store: GameStore) -> None:
-    with pytest.raises(InvalidGameSetup, match="clock.vote"):
+    with pytest.raises(InvalidGameSetup, match=r"clock\.vote"):
         store.create_game(seed=1, clock={"vote": -1})
     with pytest.raises(InvalidGameSetup, match="on_expiry"):
         store.create_game(seed=1, clock={"on_expiry": "shout"})
