@@ -17,42 +17,20 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from . import errors
 from .bots import Bot
+from .clock_options import ClockKind, ClockOptions
 from .commands import Command
 from .rulebook import enforces
 from .seats import SEATS, Seat
 from .table import Table
 from .views import seat_view
 
-ClockKind = Literal["confirm_pass", "vote", "courtesy", "place_tiles"]
+__all__ = ["BOT", "ClockKind", "ClockOptions", "advance", "auto_player", "refusal"]
+
 BOT = "bot"
-MAX_SECONDS = 24 * 3600
-
-
-class ClockOptions(BaseModel):
-    """Seconds per kind of decision (``None``: no limit) and what happens on expiry."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    confirm_pass: float | None = Field(
-        None, gt=0, le=MAX_SECONDS, description="Seconds to confirm a pass, exchange or gift."
-    )
-    vote: float | None = Field(None, gt=0, le=MAX_SECONDS, description="Seconds to vote.")
-    courtesy: float | None = Field(
-        None, gt=0, le=MAX_SECONDS, description="Seconds to offer, then choose, courtesy tiles."
-    )
-    place_tiles: float | None = Field(
-        None, gt=0, le=MAX_SECONDS, description="Seconds to place received tiles."
-    )
-    on_expiry: Literal["auto_play", "flag_late"] = Field(
-        "auto_play",
-        description="auto_play: the auto player acts for the seat; flag_late: only flag it.",
-    )
 
 
 def auto_player(seat: Seat, armed_seq: int, *, bot: bool = False) -> Bot:
@@ -254,13 +232,16 @@ def done_text(command: Command) -> str:
     return name.replace("_", " ")
 
 
+_NO_DEADLINE = {"kind": None, "seconds": None, "due_at": None, "flagged": False}
+
+
 def seat_clock(doc: Mapping[str, Any] | None, seat: Seat) -> dict[str, Any] | None:
     """The seat's own deadline (no other seat's), or ``None`` when clocks are off."""
     if not doc:
         return None
     deadline = doc["deadlines"].get(seat.value)
     return {
-        **(_shown(deadline) if deadline else {"kind": None, "seconds": None, "due_at": None}),
+        **(_shown(deadline) if deadline else _NO_DEADLINE),
         "paused": bool(doc.get("paused_at")),
         "late": seat.value in doc.get("late", ()),
     }

@@ -9,11 +9,12 @@ enum built from the engine's own definitions, so the schema follows the engine.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .charts.four_winds import FourWindsOptions
+from .clock_options import ClockOptions
 from .commands import CommandName
 from .hands import Verdict
 from .rulesets import RULESETS, Options
@@ -185,8 +186,8 @@ class SeatClock(_View):
 class Deadline(_View):
     """One seat's deadline, as the director sees it."""
 
-    kind: ClockKindName
-    seconds: float
+    kind: ClockKindName = Field(description="What the seat is timed for (bot: a bot seat).")
+    seconds: float = Field(description="The time it was given for it.")
     due_at: str = Field(description="ISO 8601, UTC; moved by the paused time on resume.")
     flagged: bool = Field(description="Its time ran out and the seat was only flagged late.")
 
@@ -194,10 +195,12 @@ class Deadline(_View):
 class DirectorClock(_View):
     """The game's clock: options, bot seats, every deadline, and the seats that ran late."""
 
-    paused: bool
-    options: dict[str, Any] | None = Field(description="The clock options fixed at creation.")
+    paused: bool = Field(description="True while the director has paused the clock.")
+    options: ClockOptions | None = Field(
+        description="The clock options fixed at creation; null when only bots are on."
+    )
     bots: list[Seat] = Field(description="Seats the service's auto player plays.")
-    deadlines: dict[Seat, Deadline]
+    deadlines: dict[Seat, Deadline] = Field(description="Every awaited seat's deadline.")
     late: list[Seat] = Field(description="Seats whose time ran out (flagged or auto-played).")
 
 

@@ -29,12 +29,13 @@ def plain(store: GameStore, game_id: str, seat: Seat) -> list[int]:
 
 
 def fire_after_due(store: GameStore, game_id: str) -> list[tuple[str, int]]:
-    """Wait until the game's earliest deadline passed (``games.next_due``), then fire."""
+    """Wait for the game's earliest deadline (``games.next_due``), then fire what is due
+    at exactly that moment (a deadline armed a little later stays armed)."""
     with store.engine.connect() as conn:
         due = conn.scalar(select(GameRow.next_due).where(GameRow.id == game_id))
     assert due is not None, "nothing is due"
-    time.sleep(max(0.0, due.timestamp() - time.time()) + 0.05)
-    return store.fire_due_clocks()
+    time.sleep(max(0.0, due.timestamp() - time.time()) + 0.02)
+    return store.fire_due_clocks(now=due)
 
 
 def types(store: GameStore, game_id: str, after: int = 0) -> list[tuple[str, str | None]]:

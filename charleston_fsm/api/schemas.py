@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..charts.four_winds import FourWindsOptions
-from ..clocks import ClockOptions
+from ..clock_options import ClockOptions
 from ..rulesets import Options
 from ..seats import Direction, Seat
 from ..tiles import HAND_SIZE
