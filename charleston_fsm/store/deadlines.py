@@ -24,6 +24,7 @@ from ..commands import DIRECTOR_ANNOTATION_ADAPTER, Command, RecordRuling
 from ..events import Event
 from ..seats import Seat
 from ..views import seat_view
+from .hashing import utc
 from .models import GameRow
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class ClockWorker:
         """
         written: list[tuple[str, int]] = []
         for _ in range(limit):
-            moment = now or datetime.now(UTC)
+            moment = utc(now) if now is not None else datetime.now(UTC)
             game_id = None
             try:
                 with self._writing() as conn:
