@@ -256,3 +256,30 @@ def test_two_processes_racing_act_exactly_once(pg_store: GameStore, pg_url: str)
             if row.type == "clock_expired":
                 action = rows[index + 1]
                 assert action.seat == row.seat and action.command_id == row.command_id
+
+
+def test_four_winds_exchanges_and_gifts_are_timed_as_passes(store: GameStore) -> None:
+    """The clock plays every exchange; the Ding Dong window has no clock (East or the
+    director closes it), and bot seats give their Ding Dong gifts."""
+    game_id = store.create_game(
+        "four_winds", seed=14, clock={"confirm_pass": 0.05, "place_tiles": 0.05}
+    )
+    kinds = {d["kind"] for d in store.view(game_id)["clock"]["deadlines"].values()}
+    assert kinds == {"confirm_pass"}
+    for _ in range(200):
+        if not store.fire_due_clocks():
+            if store.view(game_id)["clock"]["deadlines"] == {}:
+                break
+            time.sleep(0.06)
+    view = store.view(game_id)
+    assert view["game"]["state"] == ["DING_DONG_OPEN"] and not view["game"]["finished"]
+    store.execute(game_id, {"type": "close_ding_dong"})
+    assert store.view(game_id)["game"]["finished"]
+    assert store.verify(game_id).ok
+    bots = store.create_game("four_winds", seed=14, bots=[s.value for s in SEATS])
+    for _ in range(500):
+        if not store.fire_due_clocks():
+            break
+    played = Counter(t for t, _ in types(store, bots))
+    assert store.view(bots)["game"]["finished"] and played["ding_dong_given"] >= 4
+    assert store.verify(bots).ok
