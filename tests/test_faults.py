@@ -50,7 +50,7 @@ pytestmark = pytest.mark.postgres
 
 #: the statements of one command, in order (update when the command path changes)
 STATEMENTS = [
-    "SELECT games.last_seq FROM",
+    "SELECT games.last_seq, games.clock",
     "SELECT events.seq AS",
     "INSERT INTO events",
     "UPDATE projections SET",

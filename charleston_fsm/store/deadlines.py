@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy import Connection, Engine, bindparam, select, update
 
 from .. import clocks, errors
 from ..commands import DIRECTOR_ANNOTATION_ADAPTER, Command, RecordRuling
@@ -42,6 +42,7 @@ _PICK_DUE = (
     .limit(1)
     .with_for_update(skip_locked=True)
 )
+_ANY_DUE = select(GameRow.id).where(GameRow.next_due <= bindparam("b_now")).limit(1)
 _SET_CLOCK = (
     update(GameRow)
     .where(GameRow.id == bindparam("b_game"))
@@ -89,6 +90,8 @@ class ClockWorker:
     """``fire_due_clocks`` and the director's ``direct`` (pause, resume, rulings)."""
 
     if TYPE_CHECKING:  # provided by GameStore
+        engine: Engine
+        dialect: str
 
         def _reading(self, *, snapshot: bool = False) -> AbstractContextManager[Connection]: ...
         def _writing(self, *args: Any, **kw: Any) -> AbstractContextManager[Connection]: ...
@@ -107,6 +110,8 @@ class ClockWorker:
         written: list[tuple[str, int]] = []
         for _ in range(limit):
             moment = utc(now) if now is not None else datetime.now(UTC)
+            if not self._anything_due(moment):
+                break
             game_id = None
             try:
                 with self._writing() as conn:
@@ -124,6 +129,14 @@ class ClockWorker:
             if result is not None and result.events:
                 written.append((game_id, result.last_seq))
         return written
+
+    def _anything_due(self, moment: datetime) -> bool:
+        """A read before any write transaction: an idle poll takes no lock (SQLite's write
+        lock stays free for commands) and, on PostgreSQL (autocommit), sends no COMMIT."""
+        with self.engine.connect() as conn:
+            if self.dialect == "postgresql":
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            return conn.execute(_ANY_DUE, {"b_now": moment}).first() is not None
 
     def _fire(self, conn: Connection, game_id: str, now: datetime) -> Any:
         head = conn.execute(
