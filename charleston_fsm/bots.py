@@ -41,6 +41,7 @@ class Bot:
     late_objection_rate: float = 0.0  # how often it objects after four continues
     ding_dong_rate: float = 0.6  # East: how often it asks for (another) Ding Dong
     ready_rate: float = 0.05  # how often another player declares Ready while Ding Dong is open
+    courtesy_offer: int | None = None  # a fixed courtesy offer (the clock's 0); None: random
 
     def decide(self, view: Mapping[str, Any]) -> Command | None:
         """The bot's next command for this view, or ``None`` when it has nothing to do."""
@@ -57,7 +58,10 @@ class Bot:
             if self.late_objection_rate and self.rng.random() < self.late_objection_rate:
                 return Vote(seat=self.seat, choice="stop")  # a late objection
         if "offer_courtesy" in allowed and self.seat.value not in view["courtesy"]["offers"]:
-            return OfferCourtesy(seat=self.seat, count=self.rng.randint(0, 3))
+            count = self.courtesy_offer
+            if count is None:
+                count = self.rng.randint(0, 3)
+            return OfferCourtesy(seat=self.seat, count=count)
         if "give_ding_dong" in allowed:
             return self._gifts(view)
         if "request_ding_dong" in allowed and self.rng.random() < self.ding_dong_rate:

@@ -700,3 +700,24 @@ def quarantine_lift(
         f"quarantine #{lifted['number']} of {game_id} lifted by {lifted['lifted_by']}",
         highlight=False,
     )
+
+
+@app.command("ruling")
+def ruling_command(
+    game_id: str = typer.Argument(..., help="The game."),
+    kind: str = typer.Option(..., "--kind", help="note, warning, penalty or void."),
+    text: str = typer.Option(..., "--text", help="The ruling (1-2000 characters)."),
+    seat: str | None = typer.Option(None, "--seat", help="The seat it concerns, if one."),
+    database_url: str | None = DatabaseUrl,
+    anchor_key_file: str | None = AnchorKeyFile,
+) -> None:
+    """Record a director's ruling in the game's hash chain (it changes no tile)."""
+    import uuid
+
+    store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
+    body = {"type": "record_ruling", "kind": kind, "text": text}
+    if seat is not None:
+        body["seat"] = seat
+    with _refusals():
+        result = store.direct(game_id, body, f"director:cli-{uuid.uuid4().hex}")
+    console.print(f"ruling recorded at seq {result.last_seq} of {game_id}", highlight=False)

@@ -155,8 +155,41 @@ COMMAND_MODELS: dict[str, type[_Command]] = {
     )
 }
 
+
+class PauseClock(BaseModel):
+    """The director stops the game's clock (recorded: a ``clock_paused`` row)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["pause_clock"] = "pause_clock"
+
+
+class ResumeClock(BaseModel):
+    """The director restarts it; every deadline moves by the paused time."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["resume_clock"] = "resume_clock"
+
+
+MAX_RULING_TEXT = 2000
+
+
+class RecordRuling(BaseModel):
+    """A director's ruling: a row of the chain that changes no tile."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["record_ruling"] = "record_ruling"
+    kind: Literal["note", "warning", "penalty", "void"]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_RULING_TEXT)]
+    seat: Seat | None = None
+
+
+DirectorAnnotation = Annotated[PauseClock | ResumeClock | RecordRuling, Field(discriminator="type")]
+DIRECTOR_ANNOTATION_ADAPTER: TypeAdapter[DirectorAnnotation] = TypeAdapter(DirectorAnnotation)
+#: Director commands that annotate the chain instead of going through the chart.
+ANNOTATION_COMMANDS = frozenset({"pause_clock", "resume_clock", "record_ruling"})
+
 #: Commands that no seat gives: the platform or the director does.
-DIRECTOR_COMMANDS = frozenset({"close_ding_dong"})
+DIRECTOR_COMMANDS = frozenset({"close_ding_dong", *ANNOTATION_COMMANDS})
 
 #: The event type a command leaves in the record when it is accepted.
 ACCEPTED_AS: dict[str, str] = {

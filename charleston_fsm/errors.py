@@ -263,3 +263,15 @@ class DingDongSameReceiver(RuleViolation):
 class NotADirectorCommand(NotAllowedNow):
     code = "director_command"
     rule = "FW-08"
+
+
+class ClockActed(NotAllowedNow):
+    """The clock already acted for this seat in this step (its time ran out)."""
+
+    code = "clock_acted"
+    rule = "SVC-10"
+
+
+class ClockNotRunning(NotAllowedNow):
+    code = "clock_not_running"
+    rule = "SVC-11"

@@ -17,6 +17,12 @@ DERIVED_TYPES = frozenset(
     {"tiles_transferred", "pass_resolved", "courtesy_agreed", "state_changed", "charleston_ended"}
 )
 
+#: Rows a clock or a director adds to the chain: they move no tile and the chart never
+#: sees them (``Table.fold`` skips them); see ``charleston_fsm.clocks``.
+ANNOTATION_TYPES = frozenset(
+    {"clock_expired", "seat_late", "clock_paused", "clock_resumed", "ruling_recorded"}
+)
+
 
 @dataclass(frozen=True)
 class Event:

@@ -27,7 +27,7 @@ from . import errors
 from .charts.probe import would_accept
 from .checks import Checks
 from .commands import ACCEPTED_AS, COMMAND_MODELS, Command
-from .events import Event
+from .events import ANNOTATION_TYPES, Event
 from .guards import Guards
 from .hands import HandChecker, pending_confirmation
 from .resolution import Declaration, resolve
@@ -286,7 +286,8 @@ class Table(Checks, Guards):
         Every event the replay produces must equal the recorded one, in order. ``warm``:
         fold into this thread's one table of the ruleset's chart class (:meth:`redeal`)
         instead of building a chart; the result is then valid only until the next warm
-        fold on this thread, so read what you need from it first.
+        fold on this thread, so read what you need from it first. Annotation rows (a
+        clock's, a director's: ``ANNOTATION_TYPES``) move nothing and are skipped.
         """
         if not warm:
             table = cls(deal, ruleset, options, **kwargs)
@@ -303,7 +304,7 @@ class Table(Checks, Guards):
         return table
 
     def _replay(self, events: Iterable[Event]) -> None:
-        recorded = list(events)
+        recorded = [e for e in events if e.type not in ANNOTATION_TYPES]
         log = self.log
         for index, event in enumerate(recorded):
             if event.is_command:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .charts.four_winds import FourWindsOptions
+from .clock_options import ClockOptions
 from .commands import CommandName
 from .hands import Verdict
 from .rulesets import RULESETS, Options
@@ -168,6 +169,41 @@ class SeatCourtesy(_View):
     agreed: Count | None = Field(description="The count the pair agreed; null until agreed.")
 
 
+ClockKindName = Literal["confirm_pass", "vote", "courtesy", "place_tiles", "bot"]
+
+
+class SeatClock(_View):
+    """The seat's own deadline (never another seat's); kind and times null when none."""
+
+    kind: ClockKindName | None = Field(description="What the seat is timed for, if anything.")
+    seconds: float | None = Field(description="The time it was given for it.")
+    due_at: str | None = Field(description="When its time runs out (ISO 8601, UTC).")
+    flagged: bool = Field(False, description="Its time ran out and it was flagged late.")
+    paused: bool = Field(description="True while the director has paused the clock.")
+    late: bool = Field(description="True once this seat's time ran out in this game.")
+
+
+class Deadline(_View):
+    """One seat's deadline, as the director sees it."""
+
+    kind: ClockKindName = Field(description="What the seat is timed for (bot: a bot seat).")
+    seconds: float = Field(description="The time it was given for it.")
+    due_at: str = Field(description="ISO 8601, UTC; moved by the paused time on resume.")
+    flagged: bool = Field(description="Its time ran out and the seat was only flagged late.")
+
+
+class DirectorClock(_View):
+    """The game's clock: options, bot seats, every deadline, and the seats that ran late."""
+
+    paused: bool = Field(description="True while the director has paused the clock.")
+    options: ClockOptions | None = Field(
+        description="The clock options fixed at creation; null when only bots are on."
+    )
+    bots: list[Seat] = Field(description="Seats the service's auto player plays.")
+    deadlines: dict[Seat, Deadline] = Field(description="Every awaited seat's deadline.")
+    late: list[Seat] = Field(description="Seats whose time ran out (flagged or auto-played).")
+
+
 class SeatView(_View):
     """One seat's screen: its own tiles, its step, and the table's public facts."""
 
@@ -189,6 +225,9 @@ class SeatView(_View):
     )
     allowed_commands: list[CommandName] = Field(
         description="Exactly the commands this seat could give now with some valid argument."
+    )
+    clock: SeatClock | None = Field(
+        None, description="The seat's own deadline; null when the game has no clock or bots."
     )
 
 
@@ -228,3 +267,6 @@ class DirectorView(_View):
         default_factory=dict, description="The count each courtesy pair agreed, by pair."
     )
     wall: Wall = Field(description="The wall.")
+    clock: DirectorClock | None = Field(
+        None, description="The game's clock; null when the game has no clock or bots."
+    )

@@ -11,10 +11,10 @@ forwarder never sees the tiles it forwarded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .events import Event
+from .events import ANNOTATION_TYPES, Event
 from .seats import SEATS, Direction, Seat
 from .table import Table
 from .tiles import face
@@ -43,6 +43,7 @@ PUBLIC_EVENTS = frozenset(
         "ding_dong_requested",
         "ready_declared",
         "ding_dong_closed",
+        *ANNOTATION_TYPES,  # they name seats, kinds and times, never a tile
     }
 )
 
@@ -79,7 +80,7 @@ def _game(table: Table) -> GameFacts:
     )
 
 
-def seat_view_model(table: Table, seat: Seat) -> SeatView:
+def seat_view_model(table: Table, seat: Seat, clock: Mapping[str, Any] | None = None) -> SeatView:
     """One seat's screen: its own tiles, its step, and the table's public facts."""
     step = table.requirement(seat)
     selection = table.selections.get(seat)
@@ -119,6 +120,7 @@ def seat_view_model(table: Table, seat: Seat) -> SeatView:
         step=seat_step,
         **table.seat_facts(seat),
         allowed_commands=table.allowed_commands(seat),
+        clock=clock,
     )
 
 
@@ -129,12 +131,15 @@ def _direction(seat: Seat, target: Seat | None) -> Direction | None:
     return next(d for d in Direction if seat.toward(d) is target)
 
 
-def seat_view(table: Table, seat: Seat) -> dict[str, Any]:
-    """:func:`seat_view_model` as JSON-ready data (what every caller sends or reads)."""
-    return seat_view_model(table, seat).model_dump(mode="json")
+def seat_view(table: Table, seat: Seat, clock: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`seat_view_model` as JSON-ready data (what every caller sends or reads).
+
+    ``clock``: the seat's own deadline (``clocks.seat_clock``), when the game has one.
+    """
+    return seat_view_model(table, seat, clock).model_dump(mode="json")
 
 
-def director_view_model(table: Table) -> DirectorView:
+def director_view_model(table: Table, clock: Mapping[str, Any] | None = None) -> DirectorView:
     """Everything at the table, for a tournament director."""
     return DirectorView(
         game=_game(table),
@@ -157,12 +162,13 @@ def director_view_model(table: Table) -> DirectorView:
         },
         **table.director_facts(),
         wall=Wall(count=len(table.wall)),
+        clock=clock,
     )
 
 
-def director_view(table: Table) -> dict[str, Any]:
-    """:func:`director_view_model` as JSON-ready data."""
-    return director_view_model(table).model_dump(mode="json")
+def director_view(table: Table, clock: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`director_view_model` as JSON-ready data (``clock``: ``clocks.director_clock``)."""
+    return director_view_model(table, clock).model_dump(mode="json")
 
 
 def redact(event: Event, seat: Seat | None) -> dict[str, Any]:

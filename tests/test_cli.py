@@ -82,3 +82,26 @@ def test_serve_migrates_an_empty_database(tmp_path: Path) -> None:
     with running(url, tmp_path) as server:
         assert httpx.get(f"{server.base_url}/readyz").status_code == 200
     assert any(line.get("msg") == "service started" for line in server.log_lines())
+
+
+@pytest.mark.rule("SVC-11")
+def test_ruling_is_recorded_and_audited(sqlite_store, sqlite_url: str) -> None:
+    game_id = sqlite_store.create_game(seed=3)
+    out = cli(
+        "ruling", game_id, "--kind", "void", "--text", "Misdeal", "--database-url", sqlite_url
+    ).stdout
+    assert f"ruling recorded at seq 2 of {game_id}" in out
+    assert "VOID: Misdeal" in cli("audit", game_id, "--database-url", sqlite_url).stdout
+    refused = cli(
+        "ruling",
+        game_id,
+        "--kind",
+        "shout",
+        "--text",
+        "x",
+        "--database-url",
+        sqlite_url,
+        check=False,
+    )
+    assert refused.returncode == 1 and "kind" in refused.stdout
+    assert sqlite_store.verify(game_id).ok

@@ -51,7 +51,7 @@ pytestmark = pytest.mark.postgres
 #: the statements of one command, in order (update when the command path changes)
 STATEMENTS = [
     "SELECT games.last_seq FROM",
-    "SELECT games.last_seq, projections.seq",
+    "SELECT games.last_seq, games.clock,",
     "WITH moved AS",
 ]
 POINTS: list[Point] = [*range(1, len(STATEMENTS) + 1), "commit", "after_commit"]
@@ -199,7 +199,10 @@ def test_store_commit_answer_lost(
 #: (the statement a server's command is stopped at, the lock the test holds to stop it)
 LOCKS = [
     ("SELECT games.last_seq%FOR UPDATE", "SELECT 1 FROM games WHERE id = %(game)s FOR UPDATE"),
-    ("SELECT games.last_seq, projections", "LOCK TABLE commands IN ACCESS EXCLUSIVE MODE"),
+    (
+        "SELECT games.last_seq, games.clock, projections",
+        "LOCK TABLE commands IN ACCESS EXCLUSIVE MODE",
+    ),
     # the one statement that writes: blocked at each table it writes
     ("WITH moved AS", "LOCK TABLE events IN SHARE MODE"),
     ("WITH moved AS", "LOCK TABLE projections IN SHARE MODE"),

@@ -36,7 +36,10 @@ def _effects(store: GameStore, game_id: str, old_seq: int) -> commands.Effects:
     command = ConfirmPass(seat=Seat.EAST, tiles=tiles)
     now = datetime.now(UTC)
     produced = table.execute(command)
-    rows = commands.chained_rows(head, game_id, "east-confirms", produced, {}, now)
+    items = [(event, None) for event in produced]
+    rows = commands.chained_rows(
+        head.last_seq, head.head_hash, game_id, "east-confirms", items, now
+    )
     return commands.Effects(
         game_id=game_id,
         command_id="east-confirms",

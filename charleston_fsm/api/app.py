@@ -28,6 +28,7 @@ from . import (
     routes_web,
 )
 from .botrunner import BotRunner
+from .clockthread import CLOCK_INTERVAL, ClockThread
 from .logs import log
 from .middleware import DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
 from .notify import Notifier, notifier_for
@@ -52,10 +53,13 @@ def _store_url(store: Any) -> str | None:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     notifier: Notifier = app.state.notifier
     await run_in_threadpool(notifier.start)
+    clock = ClockThread(app.state.store, notifier, app.state.clock_interval)
+    clock.start()
     log.info("service started", extra={"notifier": notifier.kind, "pid": os.getpid()})
     try:
         yield
     finally:
+        await run_in_threadpool(clock.stop)
         await app.state.bots.stop_all()
         await run_in_threadpool(notifier.stop)
 
@@ -66,11 +70,13 @@ def create_app(
     platform_key: str | None = None,
     notifier: Notifier | None = None,
     max_body_bytes: int | None = None,
+    clock_interval: float | None = CLOCK_INTERVAL,
 ) -> FastAPI:
     """The service over ``store`` (default: ``GameStore()`` from ``$CHARLESTON_DATABASE_URL``).
 
     ``max_body_bytes`` bounds request bodies (default: ``$CHARLESTON_MAX_BODY_BYTES``,
-    else 64 KiB).
+    else 64 KiB). ``clock_interval``: seconds between the clock worker's polls
+    (``None``: no worker in this process).
     """
     if store is None:
         store = GameStore()
@@ -97,6 +103,7 @@ def create_app(
     app.state.notifier = notifier
     app.state.bots = BotRunner(store, notifier)
     app.state.platform_key = platform_key
+    app.state.clock_interval = clock_interval
     app.state.roles = {}  # (game id, token digest) -> role
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(RequestContext)  # outermost: it sees every answer

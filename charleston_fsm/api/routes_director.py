@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from ..commands import DIRECTOR_COMMANDS
+from ..commands import ANNOTATION_COMMANDS, DIRECTOR_COMMANDS
 from ..store.audit import AuditReport
 from .deps import Credentials, NotifierDep, StoreDep, director_only
 from .problems import bad_request
@@ -127,7 +127,7 @@ def get_game_diagram(
 
 @router.post(
     "/games/{game_id}/director/commands",
-    summary="A command of the platform or director (close the Ding Dong window)",
+    summary="A command of the platform or director (Ding Dong window, clock, rulings)",
     response_model=None,
     responses={
         200: {"model": DirectorCommandResult, "headers": COMMAND_HEADERS},
@@ -135,8 +135,11 @@ def get_game_diagram(
     },
     description=(
         "Commands no seat gives: `close_ding_dong` (ruleset `four_winds`) ends the window "
-        "in which East may request a Ding Dong. `command_id` or `Idempotency-Key` makes a "
-        "retry safe, as for seats."
+        "in which East may request a Ding Dong; `pause_clock` and `resume_clock` stop and "
+        "restart the game's clock (resuming moves every deadline by the paused time); "
+        "`record_ruling` {kind: note|warning|penalty|void, text, seat?} adds a ruling to "
+        "the chain. Each is a recorded row; none moves a tile. `command_id` or "
+        "`Idempotency-Key` makes a retry safe, as for seats."
     ),
 )
 def post_director_command(
@@ -151,12 +154,16 @@ def post_director_command(
     director_only(request, game_id)
     body = dict(body)
     command_id = command_id_of(body.pop("command_id", None), idempotency_key)
-    if body.get("type") not in DIRECTOR_COMMANDS or "seat" in body:
+    annotation = body.get("type") in ANNOTATION_COMMANDS
+    if body.get("type") not in DIRECTOR_COMMANDS or ("seat" in body and not annotation):
         raise bad_request(
             "not_a_director_command",
             f"The director sends only {', '.join(sorted(DIRECTOR_COMMANDS))}, without a seat; "
             "seats send their own commands with their tokens.",
         )
+    if annotation:
+        result = store.direct(game_id, body, f"director:{command_id}")
+        return command_answer(store, notifier, game_id, command_id, result, None)
     command = command_from(body)
     result = execute_with_retries(store, game_id, command, f"director:{command_id}")
     return command_answer(store, notifier, game_id, command_id, result, None)

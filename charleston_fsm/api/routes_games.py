@@ -141,6 +141,8 @@ def table_setup(body: CreateGame) -> TableSetup:
             "hands": {s.value: list(t) for s, t in body.hands.items()} if body.hands else None,
             "players": {s.value: n for s, n in body.players.items()} if body.players else None,
             "credentials": {role: token_hash(t) for role, t in tokens.items()},
+            "clock": body.clock,
+            "bots": [s.value for s in body.bots] if body.bots else None,
         },
     )
 
@@ -239,7 +241,8 @@ def command_answer(
             "command_id": command_id,
             "duplicate": bool(result.duplicate),
             "events": [event_out(e, role) for e in events],
-            "view": store.view_of(result.snapshot, seat),  # the committed table, no re-read
+            # the committed table and clock, no re-read
+            "view": store.view_of(result.snapshot, seat, result.clock),
         }
     except Exception:
         log.exception("answer failed after the commit")

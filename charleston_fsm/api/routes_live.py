@@ -13,6 +13,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ..store import GameQuarantined
 from ..store.models import MAX_SEQ
+from .auth import seat_of
 from .deps import BotsDep, Credentials, NotifierDep, StoreDep, authenticate, seat_only
 from .problems import bad_request, status_for
 from .render import event_out
@@ -117,6 +118,13 @@ async def stream(
                         id=str(stored.seq),
                     )
                     last = stored.seq
+                if stored_events:
+                    clock = await run_in_threadpool(store.clock_view, game_id, seat_of(role))
+                    if clock is not None:  # a seat's own deadline only (the director: all)
+                        yield ServerSentEvent(
+                            data=json.dumps({"game_id": game_id, "seq": last, "clock": clock}),
+                            event="deadline",
+                        )
                 await sub.wait(STREAM_POLL_SECONDS)
         finally:
             notifier.unsubscribe(sub)

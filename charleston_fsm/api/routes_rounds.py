@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from ..store import MAX_TABLES, GameStore, InvalidRound, check_round_size
 from ..store.rounds import numbered
 from .auth import bearer_token, new_token, token_hash
-from .deps import BotsDep, Credentials, StoreDep, TokenFirstRoute, platform_only, token_first
+from .deps import Credentials, StoreDep, TokenFirstRoute, platform_only, token_first
 from .logs import log
 from .problems import ApiProblem, unauthorized
 from .routes_games import TableSetup, table_setup
@@ -30,12 +30,13 @@ router = APIRouter(tags=["rounds"], route_class=TokenFirstRoute)
         f"Up to {MAX_TABLES} tables, each a create-game request (`tables`), or one spec "
         "and a `count`. The tables are stored in one transaction: a table that cannot be "
         "set up is refused with its number and no table of the round exists. Seats listed "
-        "in a table's `bots` are played by the service's bot from the start."
+        "in a table's `bots` are played by the service's auto player from the start "
+        "(durable, as in a single game)."
     ),
 )
 @token_first(platform_only)
 async def create_round(
-    body: CreateRound, request: Request, store: StoreDep, bots: BotsDep, _: Credentials
+    body: CreateRound, request: Request, store: StoreDep, _: Credentials
 ) -> JSONResponse:
     specs = _specs(body)
     setups = [_numbered_setup(n, spec) for n, spec in enumerate(specs, start=1)]
@@ -43,22 +44,19 @@ async def create_round(
     settings = {
         "count": len(specs),
         "labels": [spec.label for spec in specs],
-        "bots": [[s.value for s in spec.bots] for spec in specs],
+        "bots": [[s.value for s in spec.bots or ()] for spec in specs],
     }
     round_id, game_ids = await run_in_threadpool(
         _store_round, store, setups, token, body.name, settings
     )
     request.state.role = "platform"
     log.info("round created", extra={"round_id": round_id, "tables": len(game_ids)})
-    for game_id, spec in zip(game_ids, specs, strict=True):
-        for seat in spec.bots:
-            bots.start(game_id, seat, None)
     tables = [
         {
             **setup.created(game_id),
             "table": number,
             "label": spec.label,
-            "bots": [s.value for s in spec.bots],
+            "bots": [s.value for s in spec.bots or ()],
         }
         for number, (game_id, setup, spec) in enumerate(
             zip(game_ids, setups, specs, strict=True), start=1

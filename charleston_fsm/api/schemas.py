@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..charts.four_winds import FourWindsOptions
+from ..clock_options import ClockOptions
 from ..rulesets import Options
 from ..seats import Direction, Seat
 from ..tiles import HAND_SIZE
@@ -39,6 +40,12 @@ OptionValue = bool | int | Annotated[str, Field(max_length=MAX_NAME)] | None
 
 
 # -- request bodies -----------------------------------------------------------------------
+def _distinct(seats: list[Seat]) -> list[Seat]:
+    if len(set(seats)) != len(seats):
+        raise ValueError("names a seat twice")
+    return seats
+
+
 class CreateGame(BaseModel):
     """A new table: a ruleset, its options, and a seed or explicit hands."""
 
@@ -62,24 +69,23 @@ class CreateGame(BaseModel):
         None, description="Explicit deal: tile ids per seat (East 14, others 13)."
     )
     players: dict[Seat, Name] | None = Field(None, description="Display names per seat.")
-
-
-def _distinct(seats: list[Seat]) -> list[Seat]:
-    if len(set(seats)) != len(seats):
-        raise ValueError("names a seat twice")
-    return seats
+    clock: ClockOptions | None = Field(
+        None,
+        description="Per-kind time limits in seconds and what happens on expiry; absent: no "
+        "clock. Fixed at creation (in the game_created row).",
+    )
+    bots: Annotated[list[Seat], AfterValidator(_distinct)] | None = Field(
+        None,
+        max_length=4,
+        description="Seats the service's auto player plays from the start (durable: through "
+        "the clock's deadlines, so they survive restarts and work across processes).",
+    )
 
 
 class RoundTableSpec(CreateGame):
     """One table of a round: a create-game request, plus what a round adds."""
 
     label: Name | None = Field(None, description="The table's name in the round's listing.")
-    bots: Annotated[list[Seat], AfterValidator(_distinct)] = Field(
-        default_factory=list,
-        max_length=4,
-        description="Seats the service's bot plays from the start (their tokens are "
-        "returned all the same: a seat can be taken back with DELETE …/bot).",
-    )
 
 
 class CreateRound(BaseModel):

@@ -80,4 +80,22 @@ RULES: tuple[Rule, ...] = (
         decision=DECIDED + " A bad table names its number, and no table of the round is made.",
         fact="charleston_fsm.store: Rounds.create_round (store/rounds.py)",
     ),
+    Rule(
+        "SVC-10",
+        "A seat whose time ran out is acted for by the clock (or only flagged late, as the "
+        "game's clock options say), once; a late command of that seat for what the clock "
+        "already did in that step is refused.",
+        EVERY,
+        decision=DECIDED + " Clocks are off unless a game is created with them.",
+        fact="charleston_fsm.clocks and the store's clock worker (store/deadlines.py)",
+    ),
+    Rule(
+        "SVC-11",
+        "A director may pause and resume a game's clock (resuming moves every deadline by "
+        "the paused time) and record rulings; each is a row of the game's hash chain and "
+        "changes no tile.",
+        EVERY,
+        decision=DECIDED,
+        fact="charleston_fsm.store: store/deadlines.py",
+    ),
 )

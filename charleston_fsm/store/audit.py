@@ -79,6 +79,8 @@ class AuditReport:
     placements: list[dict[str, Any]] = field(default_factory=list)
     declarations: list[dict[str, Any]] = field(default_factory=list)
     ding_dong: list[dict[str, Any]] = field(default_factory=list)  # requests, Ready, closing
+    clock: list[dict[str, Any]] = field(default_factory=list)  # expiries, late flags, pauses
+    rulings: list[dict[str, Any]] = field(default_factory=list)
     ended: dict[str, Any] | None = None
     verification: dict[str, Any] = field(default_factory=dict)
 
@@ -148,6 +150,16 @@ class AuditReport:
                 lambda e: f"{e['seat'].capitalize()} places {describe(e['tiles'])}",
             ),
             ("Ding Dong", self.ding_dong, _ding_dong_line),
+            ("Clock", self.clock, _clock_line),
+            (
+                "Rulings",
+                self.rulings,
+                lambda e: (
+                    f"{e['kind'].upper()}"
+                    + (f" ({e['seat'].capitalize()})" if e["seat"] else "")
+                    + f": {e['text']}"
+                ),
+            ),
             (
                 "Declarations",
                 self.declarations,
@@ -264,6 +276,10 @@ def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> Audi
             report.ding_dong.append({"seq": row.seq, "at": at, "seat": seat, "type": row.type, **p})
         elif row.type == "charleston_ended":
             report.ended = {"seq": row.seq, "at": at, "reason": p["reason"]}
+        elif row.type in _CLOCK_ROWS:
+            report.clock.append({"seq": row.seq, "at": at, "seat": seat, "type": row.type, **p})
+        elif row.type == "ruling_recorded":
+            report.rulings.append({"seq": row.seq, "at": at, "seat": seat, **p})
     report.passes = passes
     return report
 
@@ -280,6 +296,22 @@ def _vote_line(vote: dict[str, Any]) -> str:
             f"(confirmed choices dropped: {dropped})"
         )
     return line
+
+
+_CLOCK_ROWS = frozenset({"clock_expired", "seat_late", "clock_paused", "clock_resumed"})
+
+
+def _clock_line(entry: dict[str, Any]) -> str:
+    """Which seat ran out of time and what was done in its name; pauses and resumes."""
+    if entry["type"] == "clock_paused":
+        return "The director pauses the clock"
+    if entry["type"] == "clock_resumed":
+        return f"The director resumes the clock (paused {entry['paused_seconds']:.1f} s)"
+    who = entry["seat"].capitalize()
+    limit = f"{entry['kind']}, {entry['seconds']:g} s, due {_clock(entry['due_at'])}"
+    if entry["type"] == "seat_late":
+        return f"{who} ran out of time ({limit}): flagged late"
+    return f"{who} ran out of time ({limit}): the clock {entry['done']} in its name"
 
 
 def _ding_dong_line(entry: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ See "The command path" in ``docs/performance.md`` for what each step costs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,13 +19,13 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import Connection, Row, bindparam, insert, select, update
 
 from ..events import Event
-from ..seats import Seat
 from . import integrity
 from .hashing import row_hash
 from .models import AnchorRow, CommandRow, EventRow, GameRow, JSONDoc, ProjectionRow
 
 NOTIFY_CHANNEL = "charleston_events"
-_PASS_COMMAND_EVENTS = frozenset(
+#: the events of a seat's pass command: their row names the step the seat answered
+PASS_COMMAND_EVENTS = frozenset(
     {"pass_confirmed", "pass_changed", "pass_withdrawn", "ding_dong_given"}
 )
 _EVENT_COLUMNS = ("seq", "type", "seat", "step", "payload", "prev_hash", "hash")
@@ -90,26 +91,21 @@ def event_row(
 
 
 def chained_rows(
-    head: Row[Any],
+    last_seq: int,
+    head_hash: str,
     game_id: str,
     command_id: str,
-    produced: list[Event],
-    seat_steps: dict[Seat, str],
+    items: Sequence[tuple[Event, str | None]],
     now: datetime,
 ) -> list[dict[str, Any]]:
-    """The rows of ``produced`` after the head, each with its step (the one a seat's pass
-    command answered, or the transfer's own) and chained by hash."""
-    prev = head.head_hash
+    """The rows of ``items`` (each event with its step) after row ``last_seq`` whose hash
+    is ``head_hash``, chained by hash."""
+    prev = head_hash
     rows: list[dict[str, Any]] = []
-    for offset, ev in enumerate(produced, start=1):
-        step = None
-        if ev.type in _PASS_COMMAND_EVENTS and ev.seat is not None:
-            step = seat_steps.get(ev.seat)
-        elif ev.type in ("tiles_transferred", "pass_resolved"):
-            step = ev.payload["step"]
+    for offset, (ev, step) in enumerate(items, start=1):
         seat = ev.seat.value if ev.seat else None
         row = event_row(
-            game_id, head.last_seq + offset, ev.type, seat, step, ev.payload, command_id, now, prev
+            game_id, last_seq + offset, ev.type, seat, step, ev.payload, command_id, now, prev
         )
         prev = row["hash"]
         rows.append(row)
@@ -127,6 +123,7 @@ LOCK_GAME = select(GameRow.last_seq).where(GameRow.id == bindparam("b_game")).wi
 READ_HEAD = (
     select(
         GameRow.last_seq,
+        GameRow.clock,
         ProjectionRow.seq.label("projection_seq"),
         ProjectionRow.snapshot,
         EventRow.hash.label("head_hash"),
@@ -233,6 +230,7 @@ def _pg(value: Any) -> Any:
     return Jsonb(value) if isinstance(value, dict | list) else value
 
 
+_GAMES = GameRow.__table__
 _MOVE_GAME: dict[tuple[str, ...], Any] = {}
 _INSERT_EVENTS = insert(EventRow)
 _INSERT_COMMAND = insert(CommandRow)
@@ -250,7 +248,7 @@ def _move_game(game_columns: tuple[str, ...]) -> Any:
         _MOVE_GAME[game_columns] = (
             update(GameRow)
             .where(GameRow.id == bindparam("b_game"), GameRow.last_seq == bindparam("b_old"))
-            .values({c: bindparam(f"g_{c}") for c in game_columns})
+            .values({c: bindparam(f"g_{c}", type_=_GAMES.c[c].type) for c in game_columns})
         )
     return _MOVE_GAME[game_columns]
 

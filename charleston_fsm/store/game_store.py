@@ -34,16 +34,18 @@ from sqlalchemy import (
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from .. import errors
+from .. import clocks, errors
 from ..commands import Command, parse_command
+from ..events import Event
 from ..rulesets import get_ruleset
 from ..seats import SEATS, Seat
-from ..table import Table
+from ..table import DONE, Table
 from ..tiles import Deal
 from ..views import director_view, seat_view
 from . import commands, integrity
 from .anchors import AnchorKey, load_key
 from .commands import NOTIFY_CHANNEL
+from .deadlines import ClockFiring, ClockWorker
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -81,10 +83,21 @@ class ExecuteResult:
     duplicate: bool = False
     snapshot: dict[str, Any] = field(default_factory=dict, repr=False)
     command_id: str | None = None
+    clock: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def last_seq(self) -> int:
         return self.events[-1].seq if self.events else 0
+
+
+@dataclass(frozen=True)
+class _Locked:
+    """What a write transaction read under the game's lock."""
+
+    last_seq: int
+    snapshot: dict[str, Any]
+    head_hash: str
+    clock: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -131,7 +144,7 @@ UNKNOWN_OUTCOME = (
 )
 
 
-class GameStore(CheckedReads, TamperEvidence, Rounds):
+class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
     """Games on PostgreSQL (psycopg 3) or SQLite; see ``docs/architecture.md``."""
 
     def __init__(
@@ -312,12 +325,18 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
         round_id: str | None = None,
         round_table: int | None = None,
         conn: Connection | None = None,
+        clock: clocks.ClockOptions | Mapping[str, Any] | None = None,
+        bots: Sequence[str | Seat] | None = None,
     ) -> str:
         """A new game: its ``game_created`` row (seq 1), projection and credentials.
 
+        ``clock`` (:class:`~charleston_fsm.clocks.ClockOptions`) and ``bots`` (seats the
+        service's auto player plays) are fixed here, in the ``game_created`` payload.
         ``conn``: inside the caller's write transaction (a round's tables commit together,
         :meth:`Rounds.create_round`), instead of one of its own.
         """
+        clock_options = _clock_options(clock)
+        bot_seats = _bot_seats(bots)
         rules = get_ruleset(ruleset)
         if hands is not None:
             try:
@@ -343,6 +362,11 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
             "players": players_doc,
             "seed": seed,
         }
+        clock_doc = None
+        if clock_options is not None or bot_seats:
+            payload["clock"] = clock_options.model_dump(mode="json") if clock_options else None
+            payload["bots"] = sorted(s.value for s in bot_seats)
+            clock_doc = clocks.advance(clocks.new_doc(clock_options, bot_seats), table, now, 1)
         first = commands.event_row(
             game_id, 1, "game_created", None, None, payload, None, now, GENESIS
         )
@@ -364,6 +388,8 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
                     last_seq=1,
                     status="finished" if table.finished else "active",
                     head_hash=first["hash"],
+                    clock=clock_doc,
+                    next_due=clocks.next_due(clock_doc),
                 )
             )
             conn.execute(insert(EventRow).values(**first))
@@ -449,7 +475,6 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
         :class:`CommandIdConflict`. Refusals raise the engine's error and write nothing.
         """
         cmd = _parse(command)
-        command_doc = cmd.model_dump(mode="json")
         command_id = command_id or uuid.uuid4().hex
         if len(command_id) > MAX_COMMAND_ID:
             raise errors.InvalidCommand(
@@ -461,52 +486,123 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
             f"({command_id!r}): it is applied at most once, and the answer says what is stored."
         )
         with self._writing(unknown, game_id) as conn:
-            head = commands.read_head(conn, game_id, command_id)
-            self._check_head(game_id, head)
-            if head.seen_command is not None:
-                return self._seen(conn, game_id, command_id, command_doc, head)
-            table = self._load(head.snapshot)
-            seat_steps = {
-                seat: state for state, step in table.active_steps() for seat in step.participants
-            }
-            try:
-                produced = table.execute(cmd)
-            except BaseException:
-                self._warm.tables.pop(type(table.chart), None)
-                raise
-            now = _now()
-            rows = commands.chained_rows(head, game_id, command_id, produced, seat_steps, now)
-            last_seq = head.last_seq + len(rows)
-            head_hash = rows[-1]["hash"] if rows else head.head_hash
-            effects = commands.Effects(
-                game_id=game_id,
-                command_id=command_id,
-                command=command_doc,
-                old_seq=head.last_seq,
-                at=now,
-                rows=rows,
-                snapshot=table.snapshot(),
-                game={
-                    "last_seq": last_seq,
-                    "status": "finished" if table.finished else "active",
-                    "head_hash": head_hash,
-                },
-                anchor=integrity.anchor_row(
-                    self.anchor_key,
-                    game_id,
-                    head.last_seq + 1,
-                    last_seq,
-                    head_hash,
-                    table.finished,
-                    now,
-                ),
-            )
-            if not commands.write(conn, effects):
-                raise Conflict(f"Game {game_id!r} moved past seq {head.last_seq} meanwhile; retry.")
-        if table.finished:
+            result = self._apply(conn, game_id, cmd, command_id)
+        assert result is not None  # only a clock's firing can find nothing to do
+        self._after_commit(game_id, result)
+        return result
+
+    def _after_commit(self, game_id: str, result: ExecuteResult) -> None:
+        """Seal a game the committed command finished (:meth:`_seal_later`)."""
+        if result.events and not result.duplicate and DONE in result.snapshot["configuration"]:
             self._seal_later(game_id)
+
+    def _apply(
+        self,
+        conn: Connection,
+        game_id: str,
+        cmd: Command,
+        command_id: str,
+        firing: ClockFiring | None = None,
+    ) -> ExecuteResult | None:
+        """The command's work inside the caller's write transaction (see :meth:`execute`).
+
+        ``firing``: the clock acts for a seat whose deadline passed; ``None`` is returned
+        when, under the lock, that deadline no longer stands (the seat acted meanwhile).
+        """
+        command_doc = cmd.model_dump(mode="json")
+        locked = self._lock(conn, game_id, command_id, command_doc)
+        if isinstance(locked, ExecuteResult):
+            return locked
+        table = self._load(locked.snapshot)
+        now = _now()
+        doc = locked.clock
+        if firing is not None and not firing.stands(doc, now):
+            return None
+        clocks.refusal(None if firing else doc, table, cmd)
+        seat_steps = {
+            seat: state for state, step in table.active_steps() for seat in step.participants
+        }
+        kind = clocks.kind_of(table, cmd)
+        try:
+            produced = table.execute(cmd)
+        except BaseException:
+            self._warm.tables.pop(type(table.chart), None)
+            raise
+        items: list[tuple[Event, str | None]] = []
+        if firing is not None and firing.expired is not None:
+            items.append((firing.expired, None))
+        for ev in produced:
+            step = None
+            if ev.type in commands.PASS_COMMAND_EVENTS and ev.seat is not None:
+                step = seat_steps.get(ev.seat)
+            elif ev.type in ("tiles_transferred", "pass_resolved"):
+                step = ev.payload["step"]
+            items.append((ev, step))
+        if doc is not None:
+            acted = firing.acted(kind, cmd) if firing is not None and kind else None
+            doc = clocks.advance(doc, table, now, locked.last_seq + len(items), acted)
+            if firing is not None and firing.expired is not None:
+                doc = clocks.expired_late(doc, firing.seat)
+        return self._append(conn, game_id, locked, items, command_id, command_doc, table, doc, now)
+
+    def _lock(
+        self, conn: Connection, game_id: str, command_id: str, command_doc: dict[str, Any]
+    ) -> _Locked | ExecuteResult:
+        """Lock the game's row and read its head; a seen command id is answered here."""
+        head = commands.read_head(conn, game_id, command_id)
+        self._check_head(game_id, head)
+        if head.seen_command is not None:
+            return self._seen(conn, game_id, command_id, command_doc, head)
+        return _Locked(head.last_seq, head.snapshot, head.head_hash, head.clock)
+
+    def _append(
+        self,
+        conn: Connection,
+        game_id: str,
+        locked: _Locked,
+        items: Sequence[tuple[Event, str | None]],
+        command_id: str,
+        command_doc: Mapping[str, Any],
+        table: Table | None,
+        clock: dict[str, Any] | None,
+        now: datetime,
+    ) -> ExecuteResult:
+        """Write the rows, move projection and game (with the clock), remember the id
+        (``commands.write``: one statement on PostgreSQL).
+
+        ``table``: the table the command left (``None``: annotation rows, the table as
+        it was).
+        """
+        snapshot = table.snapshot() if table is not None else locked.snapshot
+        finished = table.finished if table is not None else DONE in snapshot["configuration"]
+        rows = commands.chained_rows(
+            locked.last_seq, locked.head_hash, game_id, command_id, items, now
+        )
+        prev = rows[-1]["hash"] if rows else locked.head_hash
+        last_seq = locked.last_seq + len(rows)
+        effects = commands.Effects(
+            game_id=game_id,
+            command_id=command_id,
+            command=dict(command_doc),
+            old_seq=locked.last_seq,
+            at=now,
+            rows=rows,
+            snapshot=snapshot,
+            game={
+                "last_seq": last_seq,
+                "status": "finished" if finished else "active",
+                "head_hash": prev,
+                "clock": clock,
+                "next_due": clocks.next_due(clock),
+            },
+            anchor=integrity.anchor_row(
+                self.anchor_key, game_id, locked.last_seq + 1, last_seq, prev, finished, now
+            ),
+        )
+        if not commands.write(conn, effects):
+            raise Conflict(f"Game {game_id!r} moved past seq {locked.last_seq} meanwhile; retry.")
         return ExecuteResult(
-            [StoredEvent(**r) for r in rows], snapshot=effects.snapshot, command_id=command_id
+            [StoredEvent(**r) for r in rows], snapshot=snapshot, command_id=command_id, clock=clock
         )
 
     @staticmethod
@@ -535,7 +631,7 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
         if head.seen_command != command_doc:
             raise CommandIdConflict(
                 f"Command id {command_id!r} was already used for another command "
-                f"({head.seen_command['type']} by {head.seen_command['seat']}); "
+                f"({head.seen_command['type']} by {head.seen_command.get('seat')}); "
                 "choose a new id for a new command."
             )
         rows = conn.execute(
@@ -547,6 +643,7 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
             duplicate=True,
             snapshot=head.snapshot,
             command_id=command_id,
+            clock=head.clock,
         )
 
     def _seal_later(self, game_id: str) -> None:
@@ -599,18 +696,31 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
         per call (the projection is loaded into this thread's warm table, ~0.05 ms
         instead of ~2 ms): for request handlers and bots that only need the view.
         """
-        return self.view_of(self._snapshot(game_id), seat)
+        found = self._projection(game_id)
+        return self.view_of(found.snapshot, seat, found.clock)
 
     def view_of(
-        self, snapshot: Mapping[str, Any], seat: Seat | str | None = None
+        self,
+        snapshot: Mapping[str, Any],
+        seat: Seat | str | None = None,
+        clock: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The view of a table snapshot (an ``ExecuteResult``'s): no database read."""
+        """The view of a table snapshot (an ``ExecuteResult``'s): no database read.
+
+        ``clock``: the game's clock document (an ``ExecuteResult``'s): a seat sees only
+        its own deadline.
+        """
         table = self._load(snapshot)
         if seat is None:
-            return director_view(table)
-        return seat_view(table, Seat(seat))
+            return director_view(table, clocks.director_clock(clock))
+        seat = Seat(seat)
+        return seat_view(table, seat, clocks.seat_clock(clock, seat))
 
     def _snapshot(self, game_id: str) -> dict[str, Any]:
+        return self._projection(game_id).snapshot  # type: ignore[no-any-return]
+
+    def _projection(self, game_id: str) -> Any:
+        """The projection's snapshot and the game's clock document, in one statement."""
         check_could_exist(game_id)
         with self._reading() as conn:
             found = conn.execute(_READ_PROJECTION, {"b_game": game_id}).first()
@@ -618,7 +728,7 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
             raise GameNotFound(f"There is no game {game_id!r}.")
         if found.quarantined:
             raise integrity.refuse(game_id)
-        return found.snapshot
+        return found
 
     def ensure_open(self, game_id: str) -> None:
         """Raise :class:`GameQuarantined` (or :class:`GameNotFound`) unless the game is open."""
@@ -633,8 +743,10 @@ class GameStore(CheckedReads, TamperEvidence, Rounds):
         return seq
 
 
-_READ_PROJECTION = select(ProjectionRow.snapshot, integrity.QUARANTINED.label("quarantined")).where(
-    ProjectionRow.game_id == bindparam("b_game")
+_READ_PROJECTION = (
+    select(ProjectionRow.snapshot, GameRow.clock, integrity.QUARANTINED.label("quarantined"))
+    .join(GameRow, GameRow.id == ProjectionRow.game_id)
+    .where(ProjectionRow.game_id == bindparam("b_game"))
 )
 
 
@@ -650,6 +762,32 @@ def _schema_missing(exc: DBAPIError) -> bool:
     return isinstance(exc, OperationalError) and (
         "no such table" in message or "no such column" in message
     )
+
+
+def _clock_options(
+    clock: clocks.ClockOptions | Mapping[str, Any] | None,
+) -> clocks.ClockOptions | None:
+    if clock is None or isinstance(clock, clocks.ClockOptions):
+        return clock
+    try:
+        return clocks.ClockOptions.model_validate(dict(clock))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"clock.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidGameSetup(
+            f"The clock options are not valid ({problems}): give seconds per kind "
+            "(confirm_pass, vote, courtesy, place_tiles) and on_expiry auto_play or flag_late."
+        ) from None
+
+
+def _bot_seats(bots: Sequence[str | Seat] | None) -> frozenset[Seat]:
+    try:
+        return frozenset(Seat(str(s)) for s in bots or ())
+    except ValueError:
+        raise InvalidGameSetup(
+            f"Bot seats are east, south, west or north, not {list(bots or ())}."
+        ) from None
 
 
 def _parse(command: Command | Mapping[str, Any]) -> Command:

@@ -25,6 +25,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 #: JSON on SQLite, JSONB on PostgreSQL (indexable, compact; key order is not kept,
 #: which the hash chain does not rely on: it hashes canonical JSON).
 JSONDoc = JSON().with_variant(JSONB(), "postgresql")
+#: a JSON document whose ``None`` is SQL NULL (a game without clocks), not JSON null
+ClockDoc = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 
 MAX_GAME_ID = 64  # games.id
 MAX_SEQ = 2**31 - 1  # events.seq is an INTEGER: no seq, nor any "after", goes past it
@@ -60,6 +62,10 @@ class GameRow(Base):
     #: the round the game is a table of (``rounds.id``), and its table number there
     round_id: Mapped[str | None] = mapped_column(String(MAX_GAME_ID), index=True)
     round_table: Mapped[int | None] = mapped_column(Integer)
+    #: the clock document (``charleston_fsm.clocks``), NULL when clocks and bots are off
+    clock: Mapped[dict[str, Any] | None] = mapped_column(ClockDoc)
+    #: the earliest deadline to fire, moved with ``last_seq``; NULL when none is due
+    next_due: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
 
 
 class EventRow(Base):

@@ -37,6 +37,7 @@ _ROUND_TABLES = (
         GameRow.round_table,
         GameRow.last_seq,
         GameRow.players,
+        GameRow.clock,
         ProjectionRow.snapshot,
         select(func.count())
         .select_from(QuarantineRow)
@@ -197,7 +198,7 @@ class Rounds:
                 last_seq=row.last_seq,
                 players=row.players,
             )
-        view = self.view_of(row.snapshot)
+        view = self.view_of(row.snapshot, None, row.clock)
         game = view["game"]
         return RoundTable(
             table=row.round_table,
@@ -206,7 +207,7 @@ class Rounds:
             state=list(game["state"]),
             state_labels=list(game["state_labels"]),
             awaiting=[] if game["finished"] else awaited(self._load(row.snapshot), view),
-            late=list(view.get("clock", {}).get("late", [])),
+            late=list((view.get("clock") or {}).get("late", [])),
             finished=bool(game["finished"]),
             ended_reason=game["ended_reason"],
             quarantined=False,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..commands import COMMAND_OF
 from ..errors import ReplayMismatch
-from ..events import DERIVED_TYPES
+from ..events import ANNOTATION_TYPES, DERIVED_TYPES
 from ..table import Table
 from ..tiles import Deal
 from .anchors import Anchor, AnchorKey, needs_anchor, replay_digest
@@ -24,7 +24,7 @@ from .hashing import GENESIS, row_hash
 if TYPE_CHECKING:
     from .game_store import StoredEvent
 
-EVENT_TYPES = frozenset({"game_created", *COMMAND_OF, *DERIVED_TYPES})
+EVENT_TYPES = frozenset({"game_created", *COMMAND_OF, *DERIVED_TYPES, *ANNOTATION_TYPES})
 
 
 @dataclass(frozen=True)

@@ -137,7 +137,22 @@ function render() {
   renderReceived(v);
   renderRack(v);
   renderActions(v);
+  renderClock();
 }
+
+// -- the seat's own deadline (games with a clock): a countdown, redrawn twice a second ------
+function renderClock() {
+  const el = $("countdown");
+  const c = ui.raw?.clock;
+  el.hidden = !c?.due_at;
+  if (el.hidden) return;
+  const due = Date.parse(c.due_at.replace(/(\.\d{3})\d*Z$/, "$1Z"));
+  const left = Math.max(0, Math.ceil((due - Date.now()) / 1000));
+  if (c.paused) el.textContent = "The director paused the clock.";
+  else if (c.flagged) el.textContent = "Your time ran out: you are flagged late.";
+  else el.textContent = `Time left: ${left} s`;
+}
+setInterval(renderClock, 500);
 
 function renderOthers(v) {
   const g = v.game;

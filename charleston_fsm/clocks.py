@@ -1,0 +1,277 @@
+"""Per-game clocks: which seat is awaited for what, its deadline, and what the clock does.
+
+Pure functions over a JSON *clock document* (stored by the store beside the game, never
+in the table): the engine decides who is awaited (the seat's ``allowed_commands`` as the
+auto player reads them from that seat's view), this module turns that into deadlines.
+The store calls :func:`advance` after every command with the table it left, and fires a
+deadline with :func:`auto_command`. Nothing here knows of storage or HTTP.
+
+Kinds: ``confirm_pass`` (a pass, a Four Winds exchange, a Ding Dong gift), ``vote``,
+``courtesy`` (offering and choosing courtesy tiles) and ``place_tiles``. Requesting a
+Ding Dong and declaring Ready have no clock. A bot seat is a deadline of kind ``bot``
+with zero seconds: the same machinery plays it, so bot seats survive restarts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from . import errors
+from .bots import Bot
+from .clock_options import ClockKind, ClockOptions
+from .commands import Command
+from .rulebook import enforces
+from .seats import SEATS, Seat
+from .table import Table
+from .views import seat_view
+
+__all__ = ["BOT", "ClockKind", "ClockOptions", "advance", "auto_player", "refusal"]
+
+BOT = "bot"
+
+
+def auto_player(seat: Seat, armed_seq: int, *, bot: bool = False) -> Bot:
+    """The player the clock lends a seat: legal, never a joker, continue, offer 0.
+
+    Seeded by the seat and the seq that armed the deadline, so every process that fires
+    it chooses the same command (and the same command id stores it once).
+    """
+    rng = random.Random(f"{seat.value}:{armed_seq}")
+    if bot:
+        return Bot(seat=seat, rng=rng, earthly_rate=0.0)
+    return Bot(
+        seat=seat,
+        rng=rng,
+        blind_rate=0.0,
+        continue_rate=1.0,
+        earthly_rate=0.0,
+        ding_dong_rate=0.0,
+        ready_rate=0.0,
+        courtesy_offer=0,
+    )
+
+
+def kind_of(table: Table, command: Command) -> ClockKind | None:
+    """The clock kind a command answers (``None``: a command no clock waits for)."""
+    name = command.type
+    if name in ("confirm_pass", "change_pass", "withdraw_pass", "give_ding_dong"):
+        step = table.requirement(command.seat) if command.seat else None  # type: ignore[arg-type]
+        return "courtesy" if step is not None and step.courtesy else "confirm_pass"
+    if name == "offer_courtesy":
+        return "courtesy"
+    if name in ("vote", "place_tiles"):
+        return name  # type: ignore[return-value]
+    return None
+
+
+def scope(table: Table) -> str:
+    """Where the table is: a deadline armed here stays while the table stays here."""
+    return f"{table.passes_resolved}:{'/'.join(table.configuration)}"
+
+
+def awaited(table: Table, seat: Seat, seq: int, *, bot: bool = False) -> Command | None:
+    """What the auto player would do for ``seat`` now, from that seat's view only."""
+    return auto_player(seat, seq, bot=bot).decide(seat_view(table, seat))
+
+
+def new_doc(options: ClockOptions | None, bots: Iterable[Seat]) -> dict[str, Any]:
+    return {
+        "options": options.model_dump(mode="json") if options else None,
+        "bots": sorted(s.value for s in bots),
+        "paused_at": None,
+        "deadlines": {},
+        "late": [],
+        "acted": {},
+    }
+
+
+def advance(
+    doc: Mapping[str, Any], table: Table, now: datetime, seq: int, acted: dict | None = None
+) -> dict[str, Any]:
+    """The clock document after the table reached ``seq``: a deadline per awaited seat.
+
+    A deadline already armed for the same command in the same :func:`scope` is kept
+    (a seat's time does not restart when another seat acts); ``acted`` is the clock's own
+    action, remembered while the table stays in that scope (see :func:`refusal`).
+    """
+    options = doc.get("options") or {}
+    bots = set(doc.get("bots") or ())
+    where = scope(table)
+    start = parse_time(doc["paused_at"]) if doc.get("paused_at") else now
+    deadlines: dict[str, Any] = {}
+    for seat in SEATS:
+        is_bot = seat.value in bots
+        command = awaited(table, seat, seq, bot=is_bot)
+        if command is None:
+            continue
+        kind = BOT if is_bot else kind_of(table, command)
+        seconds = 0 if is_bot else options.get(kind) if kind else None
+        if seconds is None:
+            continue
+        key = f"{command.type}@{where}"
+        old = doc["deadlines"].get(seat.value)
+        if old is not None and old["key"] == key:
+            deadlines[seat.value] = old
+            continue
+        deadlines[seat.value] = {
+            "kind": kind,
+            "seconds": seconds,
+            "key": key,
+            "armed_seq": seq,
+            "due_at": iso(start + timedelta(seconds=seconds)),
+        }
+    kept = {s: a for s, a in doc.get("acted", {}).items() if a["scope"] == where}
+    if acted is not None:
+        kept[acted["seat"]] = {**acted, "scope": where}
+    return {**doc, "deadlines": deadlines, "acted": kept}
+
+
+def next_due(doc: Mapping[str, Any] | None) -> datetime | None:
+    """The earliest deadline the worker must fire (``None`` when paused or none)."""
+    if not doc or doc.get("paused_at"):
+        return None
+    dues = [parse_time(d["due_at"]) for d in doc["deadlines"].values() if not d.get("flagged")]
+    return min(dues, default=None)
+
+
+def due_seat(doc: Mapping[str, Any], now: datetime) -> tuple[Seat, dict[str, Any]] | None:
+    """The seat whose deadline passed first, with its deadline."""
+    if doc.get("paused_at"):
+        return None
+    due = [
+        (d["due_at"], s, d)
+        for s, d in doc["deadlines"].items()
+        if not d.get("flagged") and parse_time(d["due_at"]) <= now
+    ]
+    if not due:
+        return None
+    _, seat, deadline = min(due)
+    return Seat(seat), deadline
+
+
+def flagged(doc: Mapping[str, Any], seat: Seat) -> dict[str, Any]:
+    """The document once ``seat``'s deadline is flagged late (it stays shown, unfired)."""
+    deadlines = {**doc["deadlines"]}
+    deadlines[seat.value] = {**deadlines[seat.value], "flagged": True}
+    return {**doc, "deadlines": deadlines, "late": _late(doc, seat)}
+
+
+def expired_late(doc: Mapping[str, Any], seat: Seat) -> dict[str, Any]:
+    return {**doc, "late": _late(doc, seat)}
+
+
+def _late(doc: Mapping[str, Any], seat: Seat) -> list[str]:
+    late = list(doc.get("late", ()))
+    return late if seat.value in late else [*late, seat.value]
+
+
+def paused(doc: Mapping[str, Any] | None, now: datetime) -> dict[str, Any]:
+    if doc is None or doc.get("options") is None:
+        raise errors.ClockNotRunning("This game has no clock: it was created without one.")
+    if doc.get("paused_at"):
+        raise errors.ClockNotRunning(
+            f"The clock is already paused (since {doc['paused_at']}); resume it first."
+        )
+    return {**doc, "paused_at": iso(now)}
+
+
+def resumed(doc: Mapping[str, Any] | None, now: datetime) -> tuple[dict[str, Any], float]:
+    """The document with every deadline moved by the paused time, and that time."""
+    if doc is None or not doc.get("paused_at"):
+        raise errors.ClockNotRunning("The clock is not paused: there is nothing to resume.")
+    shift = now - parse_time(doc["paused_at"])
+    deadlines = {
+        s: {**d, "due_at": iso(parse_time(d["due_at"]) + shift)}
+        for s, d in doc["deadlines"].items()
+    }
+    return {**doc, "paused_at": None, "deadlines": deadlines}, shift.total_seconds()
+
+
+@enforces("SVC-10")
+def refusal(doc: Mapping[str, Any] | None, table: Table, command: Command) -> None:
+    """Refuse a seat's late command for what the clock already did in its name."""
+    if not doc or command.seat is None:
+        return
+    acted = doc.get("acted", {}).get(command.seat.value)
+    if acted is None or acted["scope"] != scope(table):
+        return
+    if kind_of(table, command) != acted["kind"]:
+        return
+    raise errors.ClockActed(
+        f"Your time to {_DOING[acted['kind']]} ran out at {acted['due_at']}; the clock "
+        f"{acted['done']} for you. Wait for the next step."
+    )
+
+
+_DOING = {
+    "confirm_pass": "confirm the pass",
+    "vote": "vote",
+    "courtesy": "settle the courtesy pass",
+    "place_tiles": "place your received tiles",
+}
+
+
+def done_text(command: Command) -> str:
+    """What the clock did, in words that name no tile (the seat may be told it)."""
+    fields = command.model_dump(mode="json")
+    name = fields["type"]
+    if name == "confirm_pass":
+        n = len(fields["tiles"]) + fields["blind"]
+        return f"passed {n} tile{'s' if n != 1 else ''}"
+    if name == "give_ding_dong":
+        return "gave one tile to each other player"
+    if name == "vote":
+        return f"voted {fields['choice']}"
+    if name == "offer_courtesy":
+        return f"offered {fields['count']} courtesy tiles"
+    if name == "place_tiles":
+        return "placed your received tiles"
+    return name.replace("_", " ")
+
+
+_NO_DEADLINE = {"kind": None, "seconds": None, "due_at": None, "flagged": False}
+
+
+def seat_clock(doc: Mapping[str, Any] | None, seat: Seat) -> dict[str, Any] | None:
+    """The seat's own deadline (no other seat's), or ``None`` when clocks are off."""
+    if not doc:
+        return None
+    deadline = doc["deadlines"].get(seat.value)
+    return {
+        **(_shown(deadline) if deadline else _NO_DEADLINE),
+        "paused": bool(doc.get("paused_at")),
+        "late": seat.value in doc.get("late", ()),
+    }
+
+
+def director_clock(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not doc:
+        return None
+    return {
+        "paused": bool(doc.get("paused_at")),
+        "options": doc.get("options"),
+        "bots": doc.get("bots") or [],
+        "deadlines": {s: _shown(d) for s, d in doc["deadlines"].items()},
+        "late": list(doc.get("late", ())),
+    }
+
+
+def _shown(deadline: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "kind": deadline["kind"],
+        "seconds": deadline["seconds"],
+        "due_at": deadline["due_at"],
+        "flagged": bool(deadline.get("flagged")),
+    }
+
+
+def iso(moment: datetime) -> str:
+    """A UTC moment as the clock document writes it (``…Z``, microseconds)."""
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
