@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import typer
 from rich.console import Console
 
+from .bench.command import bench_command
 from .bots import play_table
 from .rulesets import RULESETS
 from .story import story_lines
@@ -261,6 +262,9 @@ def serve_command(
         access_log=False,
         proxy_headers=True,
     )
+
+
+app.command("bench")(bench_command)
 
 
 @app.command("migrate")

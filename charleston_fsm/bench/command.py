@@ -1,0 +1,82 @@
+"""The ``charleston-fsm bench`` command: options in, progress and tables out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from .figures import DEFAULT_PG, ROWS
+
+
+def bench_command(
+    quick: bool = typer.Option(False, "--quick", help="The CI smoke form: seconds, small N."),
+    only: str | None = typer.Option(
+        None, "--only", help=f"Comma-separated rows to measure, of: {', '.join(ROWS)}."
+    ),
+    database_url: str = typer.Option(
+        DEFAULT_PG,
+        "--database-url",
+        help="A PostgreSQL server; the bench creates a scratch database there and drops it.",
+    ),
+    sqlite_only: bool = typer.Option(False, "--sqlite-only", help="Skip PostgreSQL."),
+    games: int | None = typer.Option(
+        None, "--games", min=1, help="Games for verify + audit (default 10,000; --quick 6)."
+    ),
+    repeat: int | None = typer.Option(
+        None, "--repeat", min=1, help="Runs per figure, the median is kept (default 3; --quick 1)."
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="Passed to 'serve --workers' for the HTTP rows."
+    ),
+    poisson: bool = typer.Option(False, "--poisson", help="Poisson arrivals (default: even)."),
+    json_path: Path | None = typer.Option(None, "--json", help="Also write the figures here."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table instead."),
+) -> None:
+    """Measure every figure of the speed targets on SQLite and PostgreSQL, each beside its
+    floor in the same run: the store's command latency and throughput, HTTP under an
+    open-loop load, replay, verify + audit, and the server's memory."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .report import to_json, to_markdown, to_rich
+    from .run import BenchSettings, run_bench
+
+    rows = tuple(r.strip() for r in only.split(",")) if only else ROWS
+    unknown = [r for r in rows if r not in ROWS]
+    if unknown:
+        raise typer.BadParameter(
+            f"Unknown row(s) {', '.join(unknown)}; choose from {', '.join(ROWS)}.",
+            param_hint="--only",
+        )
+    changes: dict[str, object] = {
+        "rows": rows,
+        "database_url": database_url,
+        "workers": workers,
+        "poisson": poisson,
+        "databases": ("SQLite",) if sqlite_only else ("SQLite", "PostgreSQL"),
+    }
+    changes |= {k: v for k, v in (("games", games), ("repeat", repeat)) if v is not None}
+    settings = BenchSettings.quick_form(**changes) if quick else BenchSettings(**changes)  # type: ignore[arg-type]
+    console = Console(stderr=markdown)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=markdown,
+    ) as progress:
+        task = progress.add_task("bench", total=settings.units())
+        figures = run_bench(
+            settings,
+            say=lambda text: progress.update(task, description=text),
+            advance=lambda n: progress.advance(task, n),
+        )
+    if json_path:
+        json_path.write_text(to_json(figures, settings.describe()))
+    if markdown:
+        typer.echo(to_markdown(figures), nl=False)
+    else:
+        title = "charleston-fsm bench" + (" (quick: smoke sizes, not targets)" if quick else "")
+        console.print(to_rich(figures, title))
