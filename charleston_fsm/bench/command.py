@@ -32,6 +32,9 @@ def bench_command(
     poisson: bool = typer.Option(False, "--poisson", help="Poisson arrivals (default: even)."),
     json_path: Path | None = typer.Option(None, "--json", help="Also write the figures here."),
     markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table instead."),
+    breakdown: bool = typer.Option(
+        False, "--breakdown", help="Also time each engine and store operation (where time goes)."
+    ),
 ) -> None:
     """Measure every figure of the speed targets on SQLite and PostgreSQL, each beside its
     floor in the same run: the store's command latency and throughput, HTTP under an
@@ -39,7 +42,7 @@ def bench_command(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .report import to_json, to_markdown, to_rich
+    from .report import breakdown_table, to_json, to_markdown, to_rich
     from .run import BenchSettings, run_bench
 
     rows = tuple(r.strip() for r in only.split(",")) if only else ROWS
@@ -54,6 +57,7 @@ def bench_command(
         "database_url": database_url,
         "workers": workers,
         "poisson": poisson,
+        "breakdown": breakdown,
         "databases": ("SQLite",) if sqlite_only else ("SQLite", "PostgreSQL"),
     }
     changes |= {k: v for k, v in (("games", games), ("repeat", repeat)) if v is not None}
@@ -68,15 +72,17 @@ def bench_command(
         transient=markdown,
     ) as progress:
         task = progress.add_task("bench", total=settings.units())
-        figures = run_bench(
+        result = run_bench(
             settings,
             say=lambda text: progress.update(task, description=text),
             advance=lambda n: progress.advance(task, n),
         )
     if json_path:
-        json_path.write_text(to_json(figures, settings.describe()))
+        json_path.write_text(to_json(result.figures, settings.describe(), result.breakdown))
     if markdown:
-        typer.echo(to_markdown(figures), nl=False)
-    else:
-        title = "charleston-fsm bench" + (" (quick: smoke sizes, not targets)" if quick else "")
-        console.print(to_rich(figures, title))
+        typer.echo(to_markdown(result.figures), nl=False)
+        return
+    title = "charleston-fsm bench" + (" (quick: smoke sizes, not targets)" if quick else "")
+    console.print(to_rich(result.figures, title))
+    if result.breakdown:
+        console.print(breakdown_table(result.breakdown))

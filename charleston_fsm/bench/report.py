@@ -54,6 +54,18 @@ def to_rich(figures: Sequence[Figure], title: str) -> RichTable:
     return table
 
 
+def breakdown_table(costs: dict[str, dict[str, tuple[float, float]]]) -> RichTable:
+    """Each operation's median and p95, in ms, per part (engine, SQLite, PostgreSQL)."""
+    table = RichTable(title="Where the time goes (ms: median / p95)")
+    table.add_column("operation")
+    table.add_column("median / p95", justify="right")
+    for part, operations in costs.items():
+        for name, (median, p95) in operations.items():
+            where = "" if part == "engine" else f" [{part}]"
+            table.add_row(f"{name}{where}", f"{median:.3f} / {p95:.3f}")
+    return table
+
+
 def to_markdown(figures: Sequence[Figure]) -> str:
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     for figure in figures:
@@ -61,7 +73,11 @@ def to_markdown(figures: Sequence[Figure]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_json(figures: Sequence[Figure], settings: dict[str, Any]) -> str:
+def to_json(
+    figures: Sequence[Figure],
+    settings: dict[str, Any],
+    breakdown: dict[str, dict[str, tuple[float, float]]] | None = None,
+) -> str:
     document = {
         "generated_at": datetime.now(UTC).isoformat(),
         "settings": settings,
@@ -72,5 +88,9 @@ def to_json(figures: Sequence[Figure], settings: dict[str, Any]) -> str:
             "pgbench": shutil.which("pgbench") is not None,
         },
         "figures": [f.to_dict() for f in figures],
+        "breakdown_ms": {
+            part: {name: {"median": m, "p95": p} for name, (m, p) in operations.items()}
+            for part, operations in (breakdown or {}).items()
+        },
     }
     return json.dumps(document, indent=2)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 
+from .breakdown import Costs, engine_costs, store_costs
 from .databases import Database, postgres_database, sqlite_database
 from .figures import DEFAULT_PG, ROWS, Figure, median_figure
 from .http_rows import LoadPlan, http_rows
@@ -28,6 +29,7 @@ class BenchSettings:
     workers: int | None = None
     poisson: bool = False
     databases: tuple[str, ...] = ("SQLite", "PostgreSQL")
+    breakdown: bool = False
     load: LoadPlan = field(default_factory=LoadPlan)
 
     @classmethod
@@ -53,6 +55,7 @@ class BenchSettings:
             "workers": self.workers,
             "poisson": self.poisson,
             "databases": list(self.databases),
+            "breakdown": self.breakdown,
             "samples": self.samples,
             "seconds": self.seconds,
             "http": {
@@ -64,20 +67,39 @@ class BenchSettings:
 
     def units(self) -> int:
         """Progress units: one per row, database and repeat (games count separately)."""
-        return len(self.databases) * len(self.rows) * self.repeat
+        per_database = len(self.rows) * self.repeat + self.breakdown
+        return len(self.databases) * per_database + self.breakdown
 
 
 Say = Callable[[str], None]
 
 
-def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None]) -> list[Figure]:
+@dataclass
+class BenchResult:
+    """The figures, in the issue's row order, and the cost breakdown when asked for."""
+
+    figures: list[Figure]
+    breakdown: dict[str, Costs]
+
+
+def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None]) -> BenchResult:
     """Every selected row on every selected database; ``say`` names what runs now,
     ``advance`` moves the progress by finished units (see ``BenchSettings.units``)."""
     figures: list[Figure] = []
+    costs: dict[str, Costs] = {}
+    if settings.breakdown:
+        say("the engine's costs")
+        costs["engine"] = engine_costs(settings.samples)
+        advance(1)
     for database_name in settings.databases:
         with _open(database_name, settings) as database:
             figures += _measure(database, settings, say, advance)
-    return sorted(figures, key=lambda f: ROWS.index(f.row))  # stable: databases in order
+            if settings.breakdown:
+                say(f"{database.name}: the store's costs")
+                costs[database.name] = store_costs(database, settings.samples)
+                advance(1)
+    figures.sort(key=lambda f: ROWS.index(f.row))  # stable: databases stay in order
+    return BenchResult(figures, costs)
 
 
 def _open(name: str, settings: BenchSettings) -> AbstractContextManager[Database]:

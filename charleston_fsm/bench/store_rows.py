@@ -18,9 +18,14 @@ from .processes import rate_of, run_for
 PROCESSES = 4
 
 
-def _toggle(store: GameStore, game_id: str) -> list[ConfirmPass | WithdrawPass]:
+def plain_tiles(store: GameStore, game_id: str, seat: Seat) -> list[int]:
+    """The first three non-joker tiles of the seat's rack: a legal first pass."""
+    return [t for t in store.table(game_id).racks[seat] if not is_joker(t)][:3]
+
+
+def toggle(store: GameStore, game_id: str) -> list[ConfirmPass | WithdrawPass]:
     """Confirm, withdraw, confirm…: a one-row command that leaves the game where it was."""
-    tiles = [t for t in store.table(game_id).racks[Seat.EAST] if not is_joker(t)][:3]
+    tiles = plain_tiles(store, game_id, Seat.EAST)
     return [ConfirmPass(seat=Seat.EAST, tiles=tiles), WithdrawPass(seat=Seat.EAST)]
 
 
@@ -31,7 +36,7 @@ def command_row(database: Database, samples: int) -> Figure:
     try:
         floors.create_tables(database, 0)
         game_id = store.create_game(seed=1)
-        commands = _toggle(store, game_id)
+        commands = toggle(store, game_id)
         flip, seq = iter(range(10**9)), iter(range(1, 10**9))
         floor_game = f"floor-{uuid.uuid4().hex[:12]}"
         for _ in range(10):  # warm both paths: pools, statement caches, the chart
@@ -62,7 +67,7 @@ def _driver(database: Database) -> str:
 def _store_worker(url: str, game_id: str, barrier: Any, seconds: float) -> int:
     store = GameStore(url)
     try:
-        commands = _toggle(store, game_id)
+        commands = toggle(store, game_id)
         store.execute(game_id, commands[0])  # connect and warm before the clock
         turn = iter(range(1, 10**12))
         return run_for(barrier, seconds, lambda: store.execute(game_id, commands[next(turn) % 2]))
