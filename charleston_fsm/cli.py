@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 
 import typer
 from rich.console import Console
@@ -219,6 +220,18 @@ def _check_game(store, game_id: str) -> bool:  # type: ignore[no-untyped-def]
     return bool(verdict.ok)
 
 
+class HttpParser(StrEnum):
+    auto = "auto"
+    httptools = "httptools"
+    h11 = "h11"
+
+
+class EventLoop(StrEnum):
+    auto = "auto"
+    uvloop = "uvloop"
+    asyncio = "asyncio"
+
+
 @app.command("serve")
 def serve_command(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
@@ -237,6 +250,10 @@ def serve_command(
         envvar="CHARLESTON_MAX_BODY_BYTES",
         help="Largest request body accepted, in bytes (default 65536); a larger one is a 413.",
     ),
+    http: HttpParser = typer.Option(
+        "auto", help="HTTP parser; auto is httptools (C, a dependency), h11 is pure Python."
+    ),
+    loop: EventLoop = typer.Option("auto", help="Event loop; auto is uvloop (a dependency)."),
 ) -> None:
     """Run the HTTP service (JSON-line logs on stderr); migrates an empty database."""
     import uvicorn
@@ -261,6 +278,8 @@ def serve_command(
         log_config=logging_config(log_level.upper()),
         access_log=False,
         proxy_headers=True,
+        http=http.value,
+        loop=loop.value,
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -30,6 +32,17 @@ def bench_command(
         None, "--workers", min=1, help="Passed to 'serve --workers' for the HTTP rows."
     ),
     poisson: bool = typer.Option(False, "--poisson", help="Poisson arrivals (default: even)."),
+    http_tables: str | None = typer.Option(
+        None,
+        "--http-tables",
+        help="Active tables per HTTP figure (default 100,1000; --quick 5,20).",
+    ),
+    http_rates: str | None = typer.Option(
+        None, "--http-rates", help="The offered rates, climbed in order (default 50,100,...,800)."
+    ),
+    step_seconds: float | None = typer.Option(
+        None, "--step-seconds", min=0.5, help="Seconds per offered rate (default 10; --quick 1)."
+    ),
     json_path: Path | None = typer.Option(None, "--json", help="Also write the figures here."),
     markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table instead."),
     breakdown: bool = typer.Option(
@@ -42,6 +55,7 @@ def bench_command(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from .http_rows import LoadPlan
     from .report import breakdown_table, to_json, to_markdown, to_rich
     from .run import BenchSettings, run_bench
 
@@ -61,6 +75,14 @@ def bench_command(
         "databases": ("SQLite",) if sqlite_only else ("SQLite", "PostgreSQL"),
     }
     changes |= {k: v for k, v in (("games", games), ("repeat", repeat)) if v is not None}
+    plan = LoadPlan.quick() if quick else LoadPlan()
+    plan = replace(
+        plan,
+        tables=_numbers(http_tables, "--http-tables", int) or plan.tables,
+        rates=_numbers(http_rates, "--http-rates", float) or plan.rates,
+        seconds=step_seconds or plan.seconds,
+    )
+    changes["load"] = plan
     settings = BenchSettings.quick_form(**changes) if quick else BenchSettings(**changes)  # type: ignore[arg-type]
     console = Console(stderr=markdown)
     with Progress(
@@ -86,3 +108,18 @@ def bench_command(
     console.print(to_rich(result.figures, title))
     if result.breakdown:
         console.print(breakdown_table(result.breakdown))
+
+
+def _numbers(text: str | None, option: str, kind: Callable[[str], float]) -> tuple:  # type: ignore[type-arg]
+    """``"100,1000"`` as numbers, in order; a clear error names the option otherwise."""
+    if not text:
+        return ()
+    try:
+        numbers = tuple(kind(part) for part in text.split(","))
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r} is not a comma-separated list of numbers.", param_hint=option
+        ) from None
+    if any(n <= 0 for n in numbers):
+        raise typer.BadParameter("Every number must be positive.", param_hint=option)
+    return numbers

@@ -82,6 +82,7 @@ async def _measure(
                 plan.seconds,
                 poisson=plan.poisson,
                 on_step=report("/healthz"),
+                cpu=server.cpu_seconds,
             )
             ladders: list[tuple[int, Ladder]] = []
             for tables in plan.tables:
@@ -92,6 +93,7 @@ async def _measure(
                     plan.seconds,
                     poisson=plan.poisson,
                     on_step=report(f"{tables} tables"),
+                    cpu=server.cpu_seconds,
                 )
                 ladders.append((tables, ladder))
     finally:
@@ -125,6 +127,8 @@ def _rate_figure(database: Database, tables: int, ladder: Ladder, health: Ladder
         goal=Goal(f"≥ {RATE_TARGET:.0f}/s", RATE_TARGET, at_least=True),
         higher_is_better=True,
         details={
+            "server_cpu_ms_per_command": _cpu_per_request(ladder),
+            "server_cpu_ms_per_healthz": _cpu_per_request(health),
             "steps": [s.to_dict() for s in ladder.steps],
             "healthz_steps": [s.to_dict() for s in health.steps],
         },
@@ -138,3 +142,9 @@ def _at(health: Ladder, rate: float) -> str:
         return "not measured"
     step = min(steps, key=lambda s: abs(s.rate - rate))
     return f"p99 {step.p99_ms:.1f} ms at {step.rate:.0f}/s"
+
+
+def _cpu_per_request(ladder: Ladder) -> float | None:
+    """The server's CPU ms per request, the median over the steps that measured it."""
+    known = sorted(s.server_cpu_ms for s in ladder.steps if s.server_cpu_ms is not None)
+    return known[(len(known) - 1) // 2] if known else None

@@ -38,6 +38,7 @@ class Step:
     p99_ms: float
     max_ms: float
     first_error: str | None = None
+    server_cpu_ms: float | None = None  # the server's CPU time per request, when known
 
     @property
     def passed(self) -> bool:
@@ -151,8 +152,10 @@ async def offer(
     *,
     poisson: bool = False,
     rng: random.Random | None = None,
+    cpu: Callable[[], float] | None = None,
 ) -> Step:
-    """Send at ``rate`` per second for ``seconds``, open loop; wait for every answer."""
+    """Send at ``rate`` per second for ``seconds``, open loop; wait for every answer.
+    ``cpu``: the server's CPU seconds so far, to charge each request its share."""
     loop = asyncio.get_running_loop()
     rng = rng or random.Random(0)
     latencies: list[float] = []
@@ -166,6 +169,7 @@ async def offer(
             failures.append(problem)
 
     count = max(1, round(rate * seconds))
+    cpu_before = cpu() if cpu else 0.0
     tasks = []
     at = loop.time() + 0.01
     for _ in range(count):
@@ -175,6 +179,7 @@ async def offer(
         tasks.append(asyncio.create_task(one(at)))
         at += rng.expovariate(rate) if poisson else 1 / rate
     await asyncio.gather(*tasks)
+    cpu_ms = (cpu() - cpu_before) * 1e3 / count if cpu else None
     return Step(
         rate=rate,
         sent=count,
@@ -184,6 +189,7 @@ async def offer(
         p99_ms=percentile(latencies, 0.99),
         max_ms=max(latencies, default=0.0),
         first_error=failures[0] if failures else None,
+        server_cpu_ms=cpu_ms,
     )
 
 
@@ -194,13 +200,14 @@ async def climb(
     *,
     poisson: bool = False,
     on_step: Callable[[Step], None] | None = None,
+    cpu: Callable[[], float] | None = None,
 ) -> Ladder:
     """Offer each rate in turn until one fails (p99 over the limit, or errors). A first
     step at the lowest rate warms the server (imports, pools, caches) and is not kept."""
     await offer(send, rates[0], min(seconds, 2.0))
     ladder = Ladder()
     for rate in rates:
-        step = await offer(send, rate, seconds, poisson=poisson)
+        step = await offer(send, rate, seconds, poisson=poisson, cpu=cpu)
         ladder.steps.append(step)
         if on_step:
             on_step(step)

@@ -121,7 +121,8 @@ def _measure(
     }
 
     def on_step(label: str, step: Step) -> None:
-        say(f"{database.name} HTTP {label}: {step.rate:.0f}/s → p99 {step.p99_ms:.1f} ms")
+        cpu = f", server CPU {step.server_cpu_ms:.2f} ms each" if step.server_cpu_ms else ""
+        say(f"{database.name} HTTP {label}: {step.rate:.0f}/s → p99 {step.p99_ms:.1f} ms{cpu}")
 
     if {"http", "memory"} & set(settings.rows):
         plan = replace(settings.load, workers=settings.workers, poisson=settings.poisson)

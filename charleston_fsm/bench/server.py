@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -31,10 +32,15 @@ def _free_port() -> int:
 
 class ServeProcess:
     """``charleston-fsm serve`` on a free loopback port over ``database_url``; logs to
-    ``log_path``. ``workers`` is passed through as ``--workers`` when given."""
+    ``log_path``. ``workers`` is passed through as ``--workers`` when given, ``extra`` as is."""
 
     def __init__(
-        self, database_url: str, log_path: Path, workers: int | None = None, timeout: float = 60
+        self,
+        database_url: str,
+        log_path: Path,
+        workers: int | None = None,
+        timeout: float = 60,
+        extra: Sequence[str] = (),
     ) -> None:
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -43,6 +49,7 @@ class ServeProcess:
         args += ["--database-url", database_url, "--log-level", "warning"]
         if workers:
             args += ["--workers", str(workers)]
+        args += extra  # more serve options (e.g. "--http h11" to compare parsers)
         env = {k: v for k, v in os.environ.items() if not k.startswith("CHARLESTON_")}
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, env=env)
@@ -65,6 +72,10 @@ class ServeProcess:
     def rss_mb(self) -> float:
         """Resident memory of the server and its worker processes, in MB."""
         return sum(_rss_kb(pid) for pid in _tree(self.proc.pid)) / 1024
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the server and its workers have used so far."""
+        return sum(_cpu_s(pid) for pid in _tree(self.proc.pid))
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -97,3 +108,11 @@ def _rss_kb(pid: int) -> int:
     except OSError:
         pass
     return 0
+
+
+def _cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
