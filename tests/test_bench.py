@@ -94,8 +94,8 @@ def test_the_rich_table_shows_ratio_and_verdict() -> None:
     console = Console(width=200, record=True)
     console.print(to_rich(figures, "bench"))
     text = console.export_text()
-    assert "2.5×" in text and "not met" in text  # 0.5 ms is 2.5× a 0.2 ms floor
-    assert "2.0×" in text and " met" in text  # 400/s is half the floor's 800/s, and ≥ 300
+    assert "2.50×" in text and "not met" in text  # 0.5 ms is 2.5× a 0.2 ms floor
+    assert "2.00×" in text and " met" in text  # 400/s is half the floor's 800/s, and ≥ 300
 
 
 def test_an_unknown_row_is_refused_by_name(tmp_path: Path) -> None:
@@ -104,3 +104,19 @@ def test_an_unknown_row_is_refused_by_name(tmp_path: Path) -> None:
     assert (
         "speed" in done.stdout + done.stderr and "command, throughput" in done.stdout + done.stderr
     )
+
+
+def test_a_postgresql_server_that_does_not_answer_is_named_before_any_measuring() -> None:
+    done = cli(
+        "bench",
+        "--quick",
+        "--only",
+        "command",
+        "--database-url",
+        "postgresql://postgres@127.0.0.1:1/postgres",
+        check=False,
+    )
+    assert done.returncode == 2
+    output = done.stdout + done.stderr
+    assert "Cannot create a scratch database" in output and "--sqlite-only" in output
+    assert "one command through the store" not in output  # nothing was measured

@@ -55,6 +55,7 @@ def bench_command(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from .databases import NoPostgres
     from .http_rows import LoadPlan
     from .report import breakdown_table, to_json, to_markdown, to_rich
     from .run import BenchSettings, run_bench
@@ -94,11 +95,16 @@ def bench_command(
         transient=markdown,
     ) as progress:
         task = progress.add_task("bench", total=settings.units())
-        result = run_bench(
-            settings,
-            say=lambda text: progress.update(task, description=text),
-            advance=lambda n: progress.advance(task, n),
-        )
+        try:
+            result = run_bench(
+                settings,
+                say=lambda text: progress.update(task, description=text),
+                advance=lambda n: progress.advance(task, n),
+            )
+        except NoPostgres as exc:
+            progress.stop()
+            console.print(f"[red]{exc}", highlight=False)
+            raise typer.Exit(2) from None
     if json_path:
         json_path.write_text(to_json(result.figures, settings.describe(), result.breakdown))
     if markdown:

@@ -19,6 +19,10 @@ from ..store.urls import render, resolve_url
 from .figures import DEFAULT_PG
 
 
+class NoPostgres(Exception):
+    """The PostgreSQL server of a bench run cannot give it a scratch database."""
+
+
 @dataclass(frozen=True)
 class Database:
     """One scratch database: the store's URL and a way to open the bare driver on it."""
@@ -58,12 +62,19 @@ def sqlite_database() -> Iterator[Database]:
 
 @contextmanager
 def postgres_database(admin_url: str = DEFAULT_PG) -> Iterator[Database]:
-    """A scratch database on the server of ``admin_url``; raises ``psycopg.Error`` when no
-    server answers."""
+    """A scratch database on the server of ``admin_url`` (:class:`NoPostgres` when it
+    cannot be created there)."""
     admin = render(resolve_url(admin_url).set(drivername="postgresql"))
     name = f"charleston_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error as exc:
+        shown = resolve_url(admin_url).render_as_string(hide_password=True)
+        raise NoPostgres(
+            f"Cannot create a scratch database on {shown}: {str(exc).strip()}. Start "
+            "PostgreSQL, name another server with --database-url, or pass --sqlite-only."
+        ) from None
     try:
         database = Database("PostgreSQL", render(resolve_url(admin_url).set(database=name)))
         _migrate(database)

@@ -37,7 +37,7 @@ def cells(figure: Figure) -> tuple[str, ...]:
         figure.database,
         amount(figure.value, figure.unit),
         f"{figure.floor_name}: {amount(figure.floor, figure.unit)}",
-        "—" if ratio is None else f"{ratio:.1f}×",
+        "—" if ratio is None else f"{ratio:.2f}×",
         figure.goal.text,
         met,
     )

@@ -91,14 +91,15 @@ def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None])
         say("the engine's costs")
         costs["engine"] = engine_costs(settings.samples)
         advance(1)
-    for database_name in settings.databases:
+    # PostgreSQL first: a server that cannot give a scratch database fails the run at once
+    for database_name in sorted(settings.databases, key=lambda d: d != "PostgreSQL"):
         with _open(database_name, settings) as database:
             figures += _measure(database, settings, say, advance)
             if settings.breakdown:
                 say(f"{database.name}: the store's costs")
                 costs[database.name] = store_costs(database, settings.samples)
                 advance(1)
-    figures.sort(key=lambda f: ROWS.index(f.row))  # stable: databases stay in order
+    figures.sort(key=lambda f: (ROWS.index(f.row), settings.databases.index(f.database)))
     return BenchResult(figures, costs)
 
 
