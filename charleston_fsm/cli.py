@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 
 import typer
 from rich.console import Console
 
+from .bench.command import bench_command
 from .bots import play_table
 from .rulesets import RULESETS
 from .story import story_lines
@@ -218,6 +220,18 @@ def _check_game(store, game_id: str) -> bool:  # type: ignore[no-untyped-def]
     return bool(verdict.ok)
 
 
+class HttpParser(StrEnum):
+    auto = "auto"
+    httptools = "httptools"
+    h11 = "h11"
+
+
+class EventLoop(StrEnum):
+    auto = "auto"
+    uvloop = "uvloop"
+    asyncio = "asyncio"
+
+
 @app.command("serve")
 def serve_command(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
@@ -243,6 +257,10 @@ def serve_command(
         help="Processes serving the port (more than 1 needs PostgreSQL: streams follow "
         "commands across them through LISTEN/NOTIFY). Default 1.",
     ),
+    http: HttpParser = typer.Option(
+        "auto", help="HTTP parser; auto is httptools (C, a dependency), h11 is pure Python."
+    ),
+    loop: EventLoop = typer.Option("auto", help="Event loop; auto is uvloop (a dependency)."),
 ) -> None:
     """Run the HTTP service (JSON-line logs on stderr); migrates an empty database."""
     import os
@@ -277,7 +295,18 @@ def serve_command(
         app_ = create_app(store, platform_key=platform_key or None, max_body_bytes=max_body_bytes)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     log.info(f"open http://{shown}:{port}/ in a browser to create a game and take a seat")
-    serve.run(app_, host=host, port=port, workers=workers, log_level=log_level)
+    serve.run(
+        app_,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+        http=http.value,
+        loop=loop.value,
+    )
+
+
+app.command("bench")(bench_command)
 
 
 @app.command("migrate")

@@ -33,6 +33,7 @@ from .logs import log
 from .middleware import DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
 from .notify import Notifier, notifier_for
 from .problems import install
+from .responses import FastJSONResponse
 
 API_VERSION = "v1"
 MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
@@ -97,6 +98,7 @@ def create_app(
             "and `rule_text`."
         ),
         lifespan=lifespan,
+        default_response_class=FastJSONResponse,
     )
     # what the routes reach through charleston_fsm.api.deps
     app.state.store = store

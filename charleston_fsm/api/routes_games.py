@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query, Request
-from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from ..commands import Command, parse_command
@@ -36,6 +35,7 @@ from .deps import (
 from .logs import log
 from .problems import ApiProblem, bad_request, command_headers, forbidden, validation_detail
 from .render import event_out
+from .responses import FastJSONResponse
 from .schemas import (
     COMMAND_EXAMPLES,
     COMMAND_HEADERS,
@@ -76,7 +76,7 @@ def _command_guard(request: Request) -> None:
 @token_first(platform_only)
 def create_game(
     body: CreateGame, request: Request, store: StoreDep, _: Credentials
-) -> JSONResponse:
+) -> FastJSONResponse:
     platform_only(request)
     setup = table_setup(body)
     game_id = store.create_game(**setup.store_args)
@@ -84,7 +84,7 @@ def create_game(
     request.state.role = "platform"
     log.info("game created", extra={"game_id": str(game_id), "ruleset": setup.ruleset})
     answer = setup.created(game_id)
-    return JSONResponse(answer, status_code=201, headers={"Location": answer["links"]["self"]})
+    return FastJSONResponse(answer, status_code=201, headers={"Location": answer["links"]["self"]})
 
 
 @dataclass(frozen=True)
@@ -153,9 +153,10 @@ def table_setup(body: CreateGame) -> TableSetup:
     response_model=None,
     responses={200: {"model": GameView}, **problems(401, 404, 423, 503)},
 )
-def get_game(game_id: str, request: Request, store: StoreDep, _: Credentials) -> dict[str, Any]:
+def get_game(game_id: str, request: Request, store: StoreDep, _: Credentials) -> FastJSONResponse:
     role = authenticate(request, game_id)
-    return {"game_id": game_id, "role": role, "view": store.view(game_id, seat_of(role))}
+    view = store.view(game_id, seat_of(role))
+    return FastJSONResponse({"game_id": game_id, "role": role, "view": view})
 
 
 @router.post(
@@ -184,7 +185,7 @@ def post_command(
     _: Credentials,
     body: Annotated[dict[str, Any], Body(openapi_examples=COMMAND_EXAMPLES)],
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
-) -> JSONResponse:
+) -> FastJSONResponse:
     body = dict(body)
     sent_id = body.pop("command_id", None)
     # Every answer names the command id (problems via request.state) once the body is
@@ -228,7 +229,7 @@ def command_answer(
     command_id: str,
     result: ExecuteResult,
     seat: Seat | None,
-) -> JSONResponse:
+) -> FastJSONResponse:
     """The answer to a stored command (a seat's, or the director's when ``seat`` is None)."""
     role = seat.value if seat else "director"
     # Committed: from here on, a failure must not read as "nothing was stored".
@@ -254,7 +255,7 @@ def command_answer(
     headers = command_headers(command_id)
     if result.duplicate:
         headers["Idempotent-Replayed"] = "true"
-    return JSONResponse(answer, headers=headers)
+    return FastJSONResponse(answer, headers=headers)
 
 
 def command_id_of(sent: Any, idempotency_key: str | None) -> str:

@@ -28,11 +28,12 @@ class WorkersNeedPostgres(ValueError):
     """Several workers over a database that cannot tell them of each other's commands."""
 
 
-def fast_parts() -> dict[str, str]:
-    """uvloop and httptools when installed (``uvicorn[standard]``), else asyncio and h11."""
+def fast_parts(http: str = "auto", loop: str = "auto") -> dict[str, str]:
+    """The event loop and HTTP parser; ``auto``: uvloop and httptools when installed (they
+    are dependencies; measured in docs/performance.md), else asyncio and h11."""
     return {
-        "loop": "uvloop" if find_spec("uvloop") else "asyncio",
-        "http": "httptools" if find_spec("httptools") else "h11",
+        "loop": loop if loop != "auto" else "uvloop" if find_spec("uvloop") else "asyncio",
+        "http": http if http != "auto" else "httptools" if find_spec("httptools") else "h11",
     }
 
 
@@ -70,12 +71,21 @@ def worker_environment(
     return env
 
 
-def run(app: Any, *, host: str, port: int, workers: int, log_level: str) -> None:
+def run(
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    workers: int,
+    log_level: str,
+    http: str = "auto",
+    loop: str = "auto",
+) -> None:
     """Serve ``app`` (one process) or, with ``workers > 1``, N processes each building its own
     from :data:`APP_FACTORY` and the environment of :func:`worker_environment`."""
     import uvicorn
 
-    parts = fast_parts()
+    parts = fast_parts(http, loop)
     log.info(
         f"serving with {workers} worker process(es), event loop {parts['loop']}, "
         f"HTTP parser {parts['http']}",

@@ -1,0 +1,186 @@
+"""The database's own floor: the store's row and transaction shapes through the bare driver.
+
+``floor_*`` tables mirror the store's (``store/models.py``): one event row, one projection
+document, the games row's head, one command row. A floor transaction is what a command
+does at the least: lock the game, insert an event, move the projection and the head,
+record the command, notify (PostgreSQL), commit; with no chart, no ORM, no Python between.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..table import Table
+from ..tiles import Deal
+from .databases import Database
+from .processes import rate_of, run_for
+
+PG_DDL = """
+CREATE TABLE IF NOT EXISTS floor_games (id VARCHAR(64) PRIMARY KEY, last_seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS floor_events (
+  game_id VARCHAR(64), seq INTEGER, type VARCHAR(32), seat VARCHAR(8), step VARCHAR(32),
+  payload {json}, created_at {time}, command_id VARCHAR(128), prev_hash VARCHAR(64),
+  hash VARCHAR(64), PRIMARY KEY (game_id, seq));
+CREATE TABLE IF NOT EXISTS floor_projections (
+  game_id VARCHAR(64) PRIMARY KEY, seq INTEGER, snapshot {json});
+CREATE TABLE IF NOT EXISTS floor_commands (
+  game_id VARCHAR(64), command_id VARCHAR(128), command {json}, first_seq INTEGER,
+  last_seq INTEGER, PRIMARY KEY (game_id, command_id))
+"""
+HASH = "0" * 64
+PAYLOAD = json.dumps({"tiles": [3, 17, 41], "blind": 0, "step": "first_right"})
+
+
+def snapshot_doc() -> str:
+    """A real projection document (a fresh table's snapshot), so the row sizes match."""
+    return json.dumps(Table(Deal.shuffled(1)).snapshot())
+
+
+def create_tables(database: Database, games: int) -> list[str]:
+    """The floor tables with ``games`` games (ids ``"1"``.. so pgbench can name them)."""
+    ddl = PG_DDL.format(
+        json="JSONB" if database.is_postgres else "TEXT",
+        time="TIMESTAMPTZ" if database.is_postgres else "TEXT",
+    )
+    ids = [str(i) for i in range(1, games + 1)]
+    conn = database.connect()
+    try:
+        for statement in ddl.split(";"):
+            conn.execute(statement)
+        for gid in ids:
+            conn.execute(
+                _sql(database, "INSERT INTO floor_games VALUES (%s, 0) ON CONFLICT DO NOTHING"),
+                (gid,),
+            )
+            conn.execute(
+                _sql(
+                    database,
+                    "INSERT INTO floor_projections VALUES (%s, 0, %s) ON CONFLICT DO NOTHING",
+                ),
+                (gid, snapshot_doc()),
+            )
+        conn.commit() if database.is_postgres else None
+    finally:
+        conn.close()
+    return ids
+
+
+def _sql(database: Database, statement: str) -> str:
+    return statement if database.is_postgres else statement.replace("%s", "?")
+
+
+def insert_commit(database: Database, conn: Any, game_id: str, seq: int) -> None:
+    """One event row inserted and committed: the floor of "one command" (same row shape)."""
+    if not database.is_postgres:
+        conn.execute("BEGIN IMMEDIATE")
+    conn.execute(
+        _sql(database, "INSERT INTO floor_events VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"),
+        (game_id, seq, "pass_confirmed", "east", "first_right", PAYLOAD, _now(), "c", HASH, HASH),
+    )
+    conn.commit() if database.is_postgres else conn.execute("COMMIT")
+
+
+def transaction(database: Database, conn: Any, game_id: str, doc: str) -> None:
+    """A command's transaction shape, statement by statement, through the bare driver."""
+    pg = database.is_postgres
+    if not pg:
+        conn.execute("BEGIN IMMEDIATE")
+    lock = "SELECT last_seq FROM floor_games WHERE id = %s" + (" FOR UPDATE" if pg else "")
+    seq = conn.execute(_sql(database, lock), (game_id,)).fetchone()[0] + 1
+    conn.execute(
+        _sql(database, "INSERT INTO floor_events VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"),
+        (game_id, seq, "pass_confirmed", "east", "first_right", PAYLOAD, _now(), "c", HASH, HASH),
+    )
+    conn.execute(
+        _sql(database, "UPDATE floor_projections SET seq = %s, snapshot = %s WHERE game_id = %s"),
+        (seq, doc, game_id),
+    )
+    conn.execute(
+        _sql(database, "UPDATE floor_games SET last_seq = %s WHERE id = %s"), (seq, game_id)
+    )
+    conn.execute(
+        _sql(database, "INSERT INTO floor_commands VALUES (%s, %s, %s, %s, %s)"),
+        (game_id, f"c{seq}", PAYLOAD, seq, seq),
+    )
+    if pg:
+        conn.execute("SELECT pg_notify('floor', %s)", (game_id,))
+        conn.commit()
+    else:
+        conn.execute("COMMIT")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _floor_worker(database: Database, game_id: str, barrier: Any, seconds: float) -> int:
+    conn = database.connect()
+    doc = snapshot_doc()
+    try:
+        return run_for(barrier, seconds, lambda: transaction(database, conn, game_id, doc))
+    finally:
+        conn.close()
+
+
+def python_floor_rate(database: Database, processes: int, seconds: float) -> float:
+    """Transactions/s of ``processes`` bare-driver processes, one floor game each."""
+    ids = create_tables(database, processes)
+    return rate_of(_floor_worker, [(database, g) for g in ids], seconds)[0]
+
+
+PGBENCH_SCRIPT = """\\set g :client_id + 1
+BEGIN;
+SELECT last_seq + 1 AS next FROM floor_games WHERE id = :g::text FOR UPDATE \\gset
+INSERT INTO floor_events VALUES (:g::text, :next, 'pass_confirmed', 'east', 'first_right', \
+'{payload}', now(), 'c', '{hash}', '{hash}');
+UPDATE floor_projections SET seq = :next, snapshot = '{doc}' WHERE game_id = :g::text;
+UPDATE floor_games SET last_seq = :next WHERE id = :g::text;
+INSERT INTO floor_commands VALUES (:g::text, 'c' || :next, '{payload}', :next, :next);
+SELECT pg_notify('floor', :g::text);
+COMMIT;
+"""
+
+
+def pgbench_rate(database: Database, clients: int, seconds: float) -> float | None:
+    """pgbench's tps for the command's transaction shape, one game per client; None
+    when ``pgbench`` is not installed."""
+    pgbench = shutil.which("pgbench")
+    if pgbench is None:
+        return None
+    create_tables(database, clients)
+    doc = snapshot_doc().replace("'", "''")
+    script = PGBENCH_SCRIPT.format(payload=PAYLOAD, hash=HASH, doc=doc)
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(script)
+    try:
+        done = subprocess.run(
+            [
+                pgbench,
+                "-n",
+                "-c",
+                str(clients),
+                "-j",
+                str(clients),
+                "-T",
+                str(max(1, round(seconds))),
+                "-f",
+                f.name,
+                database.libpq,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+        )
+    finally:
+        Path(f.name).unlink()
+    found = re.search(r"tps = ([0-9.]+)", done.stdout)
+    if done.returncode != 0 or not found:
+        raise RuntimeError(f"pgbench failed: {done.stderr.strip()[-500:]}")
+    return float(found.group(1))

@@ -1,0 +1,150 @@
+"""Rows 3 and 6: the highest command rate with p99 ≤ 50 ms over 100 and 1,000 active
+tables (``/healthz`` at the same rates as the floor), and the server's memory meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .databases import Database
+from .figures import Figure, Goal
+from .load import (
+    P99_LIMIT_MS,
+    Ladder,
+    Step,
+    client_for,
+    climb,
+    command_sender,
+    create_tables,
+    health_sender,
+)
+from .server import ServeProcess
+
+RATE_TARGET = 300.0
+MEMORY_LIMIT_MB = 200.0
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    """What to offer: table counts, the rate ladder, seconds per step."""
+
+    tables: tuple[int, ...] = (100, 1000)
+    rates: tuple[float, ...] = (50, 100, 200, 300, 400, 600, 800)
+    seconds: float = 10.0
+    poisson: bool = False
+    workers: int | None = None
+
+    @classmethod
+    def quick(cls) -> LoadPlan:
+        return cls(tables=(5, 20), rates=(10, 25), seconds=1.0)
+
+
+def http_rows(
+    database: Database, plan: LoadPlan, on_step: Callable[[str, Step], None] | None = None
+) -> list[Figure]:
+    """The HTTP figures of one database (one server process for all of them)."""
+    with tempfile.TemporaryDirectory(prefix="charleston-bench-") as tmp:
+        server = ServeProcess(database.url, Path(tmp) / "serve.log", workers=plan.workers)
+        try:
+            return asyncio.run(_measure(server, database, plan, on_step))
+        finally:
+            server.stop()
+
+
+async def _measure(
+    server: ServeProcess,
+    database: Database,
+    plan: LoadPlan,
+    on_step: Callable[[str, Step], None] | None,
+) -> list[Figure]:
+    peak = [server.rss_mb()]
+    idle_mb = peak[0]
+
+    async def sample() -> None:
+        while True:
+            peak[0] = max(peak[0], server.rss_mb())
+            await asyncio.sleep(0.25)
+
+    sampler = asyncio.create_task(sample())
+
+    def report(label: str) -> Callable[[Step], None]:
+        return lambda step: on_step(label, step) if on_step else None
+
+    try:
+        async with client_for(server.base_url) as client:
+            slots = await create_tables(client, max(plan.tables))
+            health = await climb(
+                health_sender(client),
+                plan.rates,
+                plan.seconds,
+                poisson=plan.poisson,
+                on_step=report("/healthz"),
+                cpu=server.cpu_seconds,
+            )
+            ladders: list[tuple[int, Ladder]] = []
+            for tables in plan.tables:
+                active = slots[: tables * 3]
+                ladder = await climb(
+                    command_sender(client, active),
+                    plan.rates,
+                    plan.seconds,
+                    poisson=plan.poisson,
+                    on_step=report(f"{tables} tables"),
+                    cpu=server.cpu_seconds,
+                )
+                ladders.append((tables, ladder))
+    finally:
+        sampler.cancel()
+    figures = [_rate_figure(database, tables, ladder, health) for tables, ladder in ladders]
+    figures.append(
+        Figure(
+            row="memory",
+            database=database.name,
+            name="server memory (RSS) under that load",
+            value=peak[0],
+            unit="MB",
+            floor=idle_mb,
+            floor_name="the same server idle, before the load",
+            goal=Goal(f"≤ {MEMORY_LIMIT_MB:.0f} MB", MEMORY_LIMIT_MB),
+            details={"workers": plan.workers or 1},
+        )
+    )
+    return figures
+
+
+def _rate_figure(database: Database, tables: int, ladder: Ladder, health: Ladder) -> Figure:
+    return Figure(
+        row="http",
+        database=database.name,
+        name=f"HTTP, {tables:,} active tables, highest rate with p99 ≤ {P99_LIMIT_MS:.0f} ms",
+        value=ladder.best,
+        unit="/s",
+        floor=health.best,
+        floor_name=f"/healthz at the same rates ({_at(health, ladder.best)})",
+        goal=Goal(f"≥ {RATE_TARGET:.0f}/s", RATE_TARGET, at_least=True),
+        higher_is_better=True,
+        details={
+            "server_cpu_ms_per_command": _cpu_per_request(ladder),
+            "server_cpu_ms_per_healthz": _cpu_per_request(health),
+            "steps": [s.to_dict() for s in ladder.steps],
+            "healthz_steps": [s.to_dict() for s in health.steps],
+        },
+    )
+
+
+def _at(health: Ladder, rate: float) -> str:
+    """The floor's p99 at ``rate`` (or at its nearest rate measured)."""
+    steps: Sequence[Step] = health.steps
+    if not steps:
+        return "not measured"
+    step = min(steps, key=lambda s: abs(s.rate - rate))
+    return f"p99 {step.p99_ms:.1f} ms at {step.rate:.0f}/s"
+
+
+def _cpu_per_request(ladder: Ladder) -> float | None:
+    """The server's CPU ms per request, the median over the steps that measured it."""
+    known = sorted(s.server_cpu_ms for s in ladder.steps if s.server_cpu_ms is not None)
+    return known[(len(known) - 1) // 2] if known else None

@@ -1,0 +1,222 @@
+"""An open-loop HTTP load generator: a fixed offered rate, whatever the answers do.
+
+Requests leave at scheduled times (even or Poisson arrivals) and each latency is measured
+from its scheduled time, not from when it was sent, so a slow server is charged for the
+queue it causes (no coordinated omission). Commands are legal by construction: East,
+South and West of each table confirm and withdraw their first pass in turn (never North,
+so the pass never resolves), and a seat has at most one command in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import httpx
+
+from ..seats import Seat
+from ..table import Table
+from ..tiles import Deal, is_joker
+from .figures import percentile
+
+P99_LIMIT_MS = 50.0
+ERROR_LIMIT = 0.01  # a step with more failed requests than this fails too
+
+
+@dataclass
+class Step:
+    """One offered rate: what was asked, what came back."""
+
+    rate: float
+    sent: int
+    ok: int
+    errors: int
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    first_error: str | None = None
+    server_cpu_ms: float | None = None  # the server's CPU time per request, when known
+
+    @property
+    def passed(self) -> bool:
+        return self.p99_ms <= P99_LIMIT_MS and self.errors <= ERROR_LIMIT * max(1, self.sent)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "passed": self.passed}
+
+
+@dataclass
+class Ladder:
+    """Steps of rising rates; ``best`` is the highest rate that passed."""
+
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def best(self) -> float:
+        passed = [s.rate for s in self.steps if s.passed]
+        return max(passed) if passed else 0.0
+
+
+@dataclass
+class Slot:
+    """One seat of one table, as the generator drives it."""
+
+    game_id: str
+    token: str
+    tiles: list[int]
+    confirmed: bool = False
+    busy: bool = False
+    broken: bool = False
+
+
+async def create_tables(client: httpx.AsyncClient, count: int, parallel: int = 16) -> list[Slot]:
+    """``count`` games; three slots each, whose tiles come from the seeded deal."""
+    gate = asyncio.Semaphore(parallel)
+
+    async def one(seed: int) -> list[Slot]:
+        async with gate:
+            answer = await client.post("/v1/games", json={"seed": seed})
+        answer.raise_for_status()
+        data = answer.json()
+        racks = Table(Deal.shuffled(seed)).racks
+        return [
+            Slot(
+                data["game_id"],
+                data["tokens"][seat.value],
+                [t for t in racks[seat] if not is_joker(t)][:3],
+            )
+            for seat in (Seat.EAST, Seat.SOUTH, Seat.WEST)
+        ]
+
+    tables = await asyncio.gather(*(one(10_000 + i) for i in range(count)))
+    return [slot for table in tables for slot in table]
+
+
+def command_sender(
+    client: httpx.AsyncClient, slots: Sequence[Slot]
+) -> Callable[[], Awaitable[str | None]]:
+    """Each call sends the next idle seat's command; returns None or what went wrong."""
+    turn = iter(range(10**12))
+
+    async def send() -> str | None:
+        for _ in range(len(slots)):
+            slot = slots[next(turn) % len(slots)]
+            if not (slot.busy or slot.broken):
+                break
+        else:
+            return "no idle seat: every seat has a command in flight"
+        body: dict[str, Any] = (
+            {"type": "withdraw_pass"}
+            if slot.confirmed
+            else {"type": "confirm_pass", "tiles": slot.tiles}
+        )
+        slot.busy = True
+        try:
+            answer = await client.post(
+                f"/v1/games/{slot.game_id}/commands",
+                json=body,
+                headers={"Authorization": f"Bearer {slot.token}"},
+            )
+        except httpx.HTTPError as exc:
+            slot.broken = True  # its state is unknown now
+            return f"{type(exc).__name__}: {exc}"
+        finally:
+            slot.busy = False
+        if answer.status_code != 200:
+            slot.broken = True
+            return f"{answer.status_code}: {answer.text[:200]}"
+        slot.confirmed = not slot.confirmed
+        return None
+
+    return send
+
+
+def health_sender(client: httpx.AsyncClient) -> Callable[[], Awaitable[str | None]]:
+    async def send() -> str | None:
+        try:
+            answer = await client.get("/healthz")
+        except httpx.HTTPError as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return None if answer.status_code == 200 else f"{answer.status_code}"
+
+    return send
+
+
+async def offer(
+    send: Callable[[], Awaitable[str | None]],
+    rate: float,
+    seconds: float,
+    *,
+    poisson: bool = False,
+    rng: random.Random | None = None,
+    cpu: Callable[[], float] | None = None,
+) -> Step:
+    """Send at ``rate`` per second for ``seconds``, open loop; wait for every answer.
+    ``cpu``: the server's CPU seconds so far, to charge each request its share."""
+    loop = asyncio.get_running_loop()
+    rng = rng or random.Random(0)
+    latencies: list[float] = []
+    failures: list[str] = []
+
+    async def one(at: float) -> None:
+        problem = await send()
+        if problem is None:
+            latencies.append((loop.time() - at) * 1e3)
+        else:
+            failures.append(problem)
+
+    count = max(1, round(rate * seconds))
+    cpu_before = cpu() if cpu else 0.0
+    tasks = []
+    at = loop.time() + 0.01
+    for _ in range(count):
+        delay = at - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(at)))
+        at += rng.expovariate(rate) if poisson else 1 / rate
+    await asyncio.gather(*tasks)
+    cpu_ms = (cpu() - cpu_before) * 1e3 / count if cpu else None
+    return Step(
+        rate=rate,
+        sent=count,
+        ok=len(latencies),
+        errors=len(failures),
+        p50_ms=percentile(latencies, 0.50),
+        p99_ms=percentile(latencies, 0.99),
+        max_ms=max(latencies, default=0.0),
+        first_error=failures[0] if failures else None,
+        server_cpu_ms=cpu_ms,
+    )
+
+
+async def climb(
+    send: Callable[[], Awaitable[str | None]],
+    rates: Sequence[float],
+    seconds: float,
+    *,
+    poisson: bool = False,
+    on_step: Callable[[Step], None] | None = None,
+    cpu: Callable[[], float] | None = None,
+) -> Ladder:
+    """Offer each rate in turn until one fails (p99 over the limit, or errors). A first
+    step at the lowest rate warms the server (imports, pools, caches) and is not kept."""
+    await offer(send, rates[0], min(seconds, 2.0))
+    ladder = Ladder()
+    for rate in rates:
+        step = await offer(send, rate, seconds, poisson=poisson, cpu=cpu)
+        ladder.steps.append(step)
+        if on_step:
+            on_step(step)
+        if not step.passed:
+            break
+        await asyncio.sleep(0.5)  # let the server drain between steps
+    return ladder
+
+
+def client_for(base_url: str, connections: int = 512) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx.AsyncClient(base_url=base_url, limits=limits, timeout=30)

@@ -1,0 +1,118 @@
+"""A ``charleston-fsm serve`` subprocess for the load generator, and its memory."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+
+def cli_command() -> list[str]:
+    """How to run this installation's ``charleston-fsm`` (its script, else ``python -c``)."""
+    script = Path(sys.executable).parent / "charleston-fsm"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("charleston-fsm")
+    return [found] if found else [sys.executable, "-c", "from charleston_fsm.cli import app; app()"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServeProcess:
+    """``charleston-fsm serve`` on a free loopback port over ``database_url``; logs to
+    ``log_path``. ``workers`` is passed through as ``--workers`` when given, ``extra`` as is."""
+
+    def __init__(
+        self,
+        database_url: str,
+        log_path: Path,
+        workers: int | None = None,
+        timeout: float = 60,
+        extra: Sequence[str] = (),
+    ) -> None:
+        self.port = _free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        args = [*cli_command(), "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        args += ["--database-url", database_url, "--log-level", "warning"]
+        if workers:
+            args += ["--workers", str(workers)]
+        args += extra  # more serve options (e.g. "--http h11" to compare parsers)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CHARLESTON_")}
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self._wait_ready(timeout)
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited: {self.log_path.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.base_url}/readyz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"serve did not become ready: {self.log_path.read_text()[-2000:]}")
+
+    def rss_mb(self) -> float:
+        """Resident memory of the server and its worker processes, in MB."""
+        return sum(_rss_kb(pid) for pid in _tree(self.proc.pid)) / 1024
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the server and its workers have used so far."""
+        return sum(_cpu_s(pid) for pid in _tree(self.proc.pid))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (Linux ``/proc``; just ``pid`` elsewhere)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in task.read_text().split()]
+    return found
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -1,0 +1,122 @@
+"""The CI smoke form of ``charleston-fsm bench``: a real run on SQLite and PostgreSQL, with
+a real ``serve`` process under the open-loop load. It checks the shape and sanity of the
+figures, never their speed (the machine is shared; the lead measures on a quiet one)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from charleston_fsm.bench.figures import ROWS, Figure, Goal
+from charleston_fsm.bench.report import to_rich
+from tests.api_helpers import cli
+
+DATABASES = {"SQLite", "PostgreSQL"}
+
+
+@pytest.fixture(scope="module")
+def quick_run(pg_admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    done = cli("bench", "--quick", "--database-url", pg_admin_url, "--json", str(out), "--markdown")
+    return {"json": json.loads(out.read_text()), "markdown": done.stdout}
+
+
+@pytest.mark.postgres
+def test_every_row_on_both_databases_has_a_number_and_a_floor(quick_run: dict[str, Any]) -> None:
+    figures = quick_run["json"]["figures"]
+    assert {(f["row"], f["database"]) for f in figures} == {
+        (row, db) for row in ROWS for db in DATABASES
+    }
+    for figure in figures:
+        assert math.isfinite(figure["value"]) and figure["value"] >= 0, figure
+        assert figure["floor"] > 0, figure  # every floor was measured in this run
+        assert figure["floor_name"] and figure["target"], figure
+        assert figure["met"] in (True, False), figure
+    by_row: dict[str, list[dict[str, Any]]] = {}
+    for figure in figures:
+        by_row.setdefault(figure["row"], []).append(figure)
+    # two table counts per database over HTTP; one figure per database for the rest
+    assert len(by_row["http"]) == 4
+    assert all(len(by_row[row]) == 2 for row in ROWS if row != "http")
+    # sanity: a command costs more than a bare insert; memory is a real process's
+    for figure in by_row["command"]:
+        assert figure["value"] > figure["floor"] > 0
+    for figure in by_row["memory"]:
+        assert 20 < figure["value"] < 2000
+
+
+@pytest.mark.postgres
+def test_the_load_generator_sends_only_legal_commands(quick_run: dict[str, Any]) -> None:
+    for figure in quick_run["json"]["figures"]:
+        if figure["row"] != "http":
+            continue
+        steps = figure["details"]["steps"] + figure["details"]["healthz_steps"]
+        assert steps, figure
+        for step in steps:
+            assert step["errors"] == 0, step["first_error"]
+            assert step["ok"] == step["sent"] == round(step["rate"] * 1.0)
+            assert 0 < step["p50_ms"] <= step["p99_ms"] <= step["max_ms"]
+
+
+@pytest.mark.postgres
+def test_the_markdown_table_has_a_line_per_figure(quick_run: dict[str, Any]) -> None:
+    lines = quick_run["markdown"].strip().splitlines()
+    figures = quick_run["json"]["figures"]
+    assert lines[0].startswith("| figure | database | measured | floor in the same run |")
+    assert len(lines) == 2 + len(figures)
+    for line, figure in zip(lines[2:], figures, strict=True):
+        assert figure["name"] in line and figure["database"] in line
+        assert ("not met" in line) is (figure["met"] is False)
+
+
+def test_the_rich_table_shows_ratio_and_verdict() -> None:
+    figures = [
+        Figure(
+            "command", "SQLite", "one command", 0.5, "ms", 0.2, "INSERT", Goal("≤ 2×", 2, "ratio")
+        ),
+        Figure(
+            "http",
+            "PostgreSQL",
+            "HTTP",
+            400,
+            "/s",
+            800,
+            "/healthz",
+            Goal("≥ 300/s", 300, at_least=True),
+            higher_is_better=True,
+        ),
+    ]
+    console = Console(width=200, record=True)
+    console.print(to_rich(figures, "bench"))
+    text = console.export_text()
+    assert "2.50×" in text and "not met" in text  # 0.5 ms is 2.5× a 0.2 ms floor
+    assert "2.00×" in text and " met" in text  # 400/s is half the floor's 800/s, and ≥ 300
+
+
+def test_an_unknown_row_is_refused_by_name(tmp_path: Path) -> None:
+    done = cli("bench", "--only", "command,speed", check=False)
+    assert done.returncode == 2
+    assert (
+        "speed" in done.stdout + done.stderr and "command, throughput" in done.stdout + done.stderr
+    )
+
+
+def test_a_postgresql_server_that_does_not_answer_is_named_before_any_measuring() -> None:
+    done = cli(
+        "bench",
+        "--quick",
+        "--only",
+        "command",
+        "--database-url",
+        "postgresql://postgres@127.0.0.1:1/postgres",
+        check=False,
+    )
+    assert done.returncode == 2
+    output = done.stdout + done.stderr
+    assert "Cannot create a scratch database" in output and "--sqlite-only" in output
+    assert "one command through the store" not in output  # nothing was measured
