@@ -418,6 +418,12 @@ def simulate_command(
     platform_key: str | None = typer.Option(
         None, "--platform-key", envvar="CHARLESTON_PLATFORM_KEY", help="With --url: the key."
     ),
+    ruling: str | None = typer.Option(
+        None,
+        "--ruling",
+        help="With --url: a director's note recorded on table 1 once played (checked in "
+        "its audit): a rehearsal of the director's desk.",
+    ),
 ) -> None:
     """Many bot games through the store, then a summary; checks every projection.
 
@@ -442,6 +448,7 @@ def simulate_command(
                 platform_key=platform_key,
                 concurrency=concurrency,
                 timeout=timeout,
+                ruling=ruling,
             )
         )
     import tempfile

@@ -37,6 +37,8 @@ class Tally:
     commands: int = 0
     refusals: int = 0
     resent: int = 0
+    clock_actions: int = 0  # actions the clock took for a seat (from the tables' audits)
+    rulings: int = 0
     latencies: list[float] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -80,9 +82,10 @@ class RoundPlan:
 
 
 def clock_spec(seconds: float) -> dict[str, Any]:
-    """The create-game ``clock`` field: every action of a seat gets ``seconds``, and the
+    """The create-game ``clock`` field: every kind of decision gets ``seconds``, and the
     service's auto player acts when they run out."""
-    return {"seconds": seconds, "on_expiry": "auto_play"}
+    kinds = ("confirm_pass", "vote", "courtesy", "place_tiles")
+    return {**dict.fromkeys(kinds, seconds), "on_expiry": "auto_play"}
 
 
 @dataclass
@@ -189,6 +192,39 @@ class TablePlayer:
                 time.sleep(POLL_SECONDS)  # the clock or the service's bots act now
         return False
 
+    def audit(self) -> dict[str, Any]:
+        response = self._get("/audit", "director")
+        response.raise_for_status()
+        return response.json()  # type: ignore[no-any-return]
+
+    def check_clock(self, listed_late: Sequence[str]) -> str | None:
+        """``None`` when the audit names exactly the seats the round's listing shows late,
+        each with what the clock did in its name; else what differs."""
+        audit = self.audit()
+        ran_out = {e["seat"] for e in audit["clock"] if e["type"] in ("clock_expired", "seat_late")}
+        if ran_out != set(listed_late):
+            return (
+                f"table {self.number}: the listing shows late {sorted(listed_late)}, the audit "
+                f"{sorted(ran_out)}"
+            )
+        with self.tally.lock:
+            self.tally.clock_actions += sum(e["type"] == "clock_expired" for e in audit["clock"])
+        return None
+
+    def record_ruling(self, text: str) -> str | None:
+        """Record a director's note on this table; ``None`` once its audit shows it."""
+        headers = {"Authorization": f"Bearer {self.tokens['director']}"}
+        response = self.client.post(
+            f"/v1/games/{self.game_id}/director/commands",
+            json={"type": "record_ruling", "kind": "note", "text": text},
+            headers=headers,
+        )
+        if response.status_code != 200:
+            return f"table {self.number}: the ruling was refused ({response.status_code})"
+        if not any(r["text"] == text for r in self.audit()["rulings"]):
+            return f"table {self.number}: the ruling is not in the audit"
+        return None
+
     def verify(self) -> str | None:
         """``None`` when the director's verify finds the record intact, else why not."""
         response = self._get("/verify", "director")
@@ -207,9 +243,12 @@ def play_round(
     timeout: float = 600.0,
     on_table_done: Callable[[int], None] = lambda finished: None,
     on_created: Callable[[dict[str, Any]], None] = lambda created: None,
+    ruling: str | None = None,
 ) -> RoundResult:
     """Create the round (through the first service), play every table (table *i* through
-    service *i* mod n: several processes on one database), verify each, read the listing."""
+    service *i* mod n: several processes on one database), verify each, read the listing,
+    check that each table's audit names its late seats; ``ruling``: a director's note
+    recorded on table 1 (and found in its audit)."""
     tally = Tally()
     problems: list[str] = []
     limits = httpx.Limits(max_connections=concurrency * 2, max_keepalive_connections=concurrency)
@@ -252,6 +291,14 @@ def play_round(
         )
         listing.raise_for_status()
         counts = listing.json()["counts"]
+        late = {t["game_id"]: t["late"] for t in listing.json()["tables"]}
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            checks = pool.map(lambda p: p.check_clock(late.get(p.game_id, [])), players)
+            problems += [c for c in checks if c is not None]
+        if ruling is not None and players:
+            recorded = players[0].record_ruling(ruling)
+            problems += [recorded] if recorded else []
+            tally.rulings += recorded is None
     return RoundResult(
         round_id=created["round_id"],
         tables=len(players),

@@ -20,6 +20,7 @@ def simulate_over_http(
     platform_key: str | None,
     concurrency: int,
     timeout: float,
+    ruling: str | None = None,
 ) -> int:
     """Play the round; the exit code: 0 when every table finished and verifies, else 1
     (2 when the service could not be reached or refused the round)."""
@@ -46,6 +47,7 @@ def simulate_over_http(
                 concurrency=concurrency,
                 timeout=timeout,
                 on_created=created,
+                ruling=ruling,
                 on_table_done=lambda n: progress.update(task, completed=n),
             )
         except (httpx.HTTPError, RuntimeError) as exc:
@@ -73,7 +75,9 @@ def summary(result: RoundResult, plan: RoundPlan) -> RichTable:
         ("commands", tally.commands),
         ("refusals", tally.refusals),
         ("sent again (5xx, lost connection)", tally.resent),
-        ("late seats (round listing)", result.late_seats),
+        ("late seats (round listing = audits)", result.late_seats),
+        ("actions the clock took (audits)", tally.clock_actions),
+        ("rulings recorded", tally.rulings),
         ("time", f"{result.elapsed:.2f} s"),
         ("commands/s", f"{tally.commands / max(result.elapsed, 1e-9):.1f}"),
         ("command latency p50", f"{tally.percentile(50) * 1000:.1f} ms"),

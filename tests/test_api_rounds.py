@@ -224,6 +224,50 @@ def test_simulate_plays_a_round_against_a_running_service(db_url: str, tmp_path:
             assert commands, server.log_path
 
 
+@pytest.mark.postgres
+@pytest.mark.rule("SVC-09", "SVC-10", "SVC-11")
+def test_a_round_with_clocks_is_played_through_two_processes(pg_url: str, tmp_path: Path) -> None:
+    """The tournament rehearsal (issue 12's "done when", bounded: the long form is
+    scripts/rehearse-round.sh): a round created in one call, clocks on, North of every table
+    left to the clock, played over two service processes on PostgreSQL; every late seat is
+    in its table's audit with what the clock did, and a ruling is recorded on table 1."""
+    with ExitStack() as stack:
+        servers = [
+            stack.enter_context(running(pg_url, tmp_path, name=f"server{i}")) for i in range(2)
+        ]
+        urls = [arg for server in servers for arg in ("--url", server.base_url)]
+        done = cli(
+            "simulate",
+            *urls,
+            "--tables",
+            "6",
+            "--clock-seconds",
+            "0.5",
+            "--idle-seats",
+            "1",
+            "--concurrency",
+            "6",
+            "--ruling",
+            "Table 1: East's claim of a misdeal rejected, play stands.",
+            check=False,
+        )
+        said = done.stdout
+        assert done.returncode == 0, said + done.stderr
+        rows = {
+            cells[1].strip(): cells[2].strip()
+            for line in said.splitlines()
+            if len(cells := line.split("│")) == 4
+        }
+        assert rows["tables"] == rows["finished"] == rows["verified"] == "6", said
+        # North never plays: every table has North late, and the clock acted in its name
+        assert rows["late seats (round listing = audits)"] == "6", said
+        assert int(rows["actions the clock took (audits)"]) >= 6 * 4, said
+        assert rows["rulings recorded"] == "1", said
+        for server in servers:  # both processes took commands
+            lines = server.log_lines()
+            assert any(r.get("path", "").endswith("/commands") for r in lines), server.log_path
+
+
 def test_simulate_fails_when_a_table_does_not_finish(sqlite_url: str, tmp_path: Path) -> None:
     """Without a clock nobody acts for an idle seat: the tables wait, simulate says so."""
     with running(sqlite_url, tmp_path) as server:

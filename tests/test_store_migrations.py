@@ -8,6 +8,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
 from charleston_fsm.store import GameStore
+from charleston_fsm.store.bots import play_bots
 from charleston_fsm.store.models import metadata
 
 TABLES = {
@@ -67,6 +68,18 @@ def test_upgrade_on_a_fresh_sqlite_file(tmp_path) -> None:
         assert tables(store) == TABLES
     finally:
         store.dispose()
+
+
+def test_a_downgrade_keeps_every_game_record(store: GameStore) -> None:
+    """Down to 0001 and up again: the games' rows stay (SQLite's batch mode would rebuild
+    games, and dropping the old table with foreign keys on deleted every game's events)."""
+    game_id = store.create_game(seed=3)
+    play_bots(store, game_id, seed=3)
+    rows = len(store.events(game_id))
+    store.downgrade("0001")
+    store.upgrade()
+    assert len(store.events(game_id)) == rows
+    assert store.table(game_id).finished
 
 
 def test_models_match_migrations(store: GameStore) -> None:

@@ -61,5 +61,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("quarantines")
     op.drop_table("anchors")
-    with op.batch_alter_table("games") as batch:
-        batch.drop_column("head_hash")
+    # a plain DROP COLUMN (SQLite 3.35+): batch mode would rebuild games on SQLite, and
+    # dropping the old table with foreign keys on deletes every game's rows (CASCADE)
+    op.drop_column("games", "head_hash")

@@ -21,5 +21,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("anchors") as batch:
-        batch.drop_column("replay_digest")
+    op.drop_column("anchors", "replay_digest")  # not batch mode: see 0002's downgrade

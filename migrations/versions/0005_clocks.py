@@ -27,6 +27,5 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_games_next_due", table_name="games")
-    with op.batch_alter_table("games") as batch:
-        batch.drop_column("next_due")
-        batch.drop_column("clock")
+    op.drop_column("games", "next_due")  # not batch mode: see 0002's downgrade
+    op.drop_column("games", "clock")
