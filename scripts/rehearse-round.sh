@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 tables=${TABLES:-100}
 clock=${CLOCK:-2}
 idle=${IDLE:-1}
-concurrency=${CONCURRENCY:-16}
+concurrency=${CONCURRENCY:-$tables}  # every table played at once, as in a real round
 admin_url=${CHARLESTON_TEST_DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/postgres}
 admin_url=${admin_url/postgresql+psycopg:/postgresql:}
 scripts/ensure-postgres.sh >/dev/null || { echo "!! rehearse-round needs PostgreSQL" >&2; exit 1; }
