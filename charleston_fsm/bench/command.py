@@ -29,10 +29,7 @@ def bench_command(
         None, "--repeat", min=1, help="Runs per figure, the median is kept (default 3; --quick 1)."
     ),
     workers: int | None = typer.Option(
-        None,
-        "--workers",
-        min=1,
-        help="Passed to 'serve --workers' for PostgreSQL's HTTP rows (SQLite: one process).",
+        None, "--workers", min=1, help="Passed to 'serve --workers' for the HTTP rows."
     ),
     poisson: bool = typer.Option(False, "--poisson", help="Poisson arrivals (default: even)."),
     http_tables: str | None = typer.Option(

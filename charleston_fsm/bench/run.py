@@ -126,9 +126,7 @@ def _measure(
         say(f"{database.name} HTTP {label}: {step.rate:.0f}/s → p99 {step.p99_ms:.1f} ms{cpu}")
 
     if {"http", "memory"} & set(settings.rows):
-        # serve refuses several workers on SQLite (no LISTEN/NOTIFY): one process there
-        workers = settings.workers if database.is_postgres else None
-        plan = replace(settings.load, workers=workers, poisson=settings.poisson)
+        plan = replace(settings.load, workers=settings.workers, poisson=settings.poisson)
         measures["http"] = lambda: http_rows(database, plan, on_step)
     figures: list[Figure] = []
     for row in ROWS:
