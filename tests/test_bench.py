@@ -34,7 +34,9 @@ def test_every_row_on_both_databases_has_a_number_and_a_floor(quick_run: dict[st
     }
     for figure in figures:
         assert math.isfinite(figure["value"]) and figure["value"] >= 0, figure
-        assert figure["floor"] > 0, figure  # every floor was measured in this run
+        # every floor was measured in this run; an HTTP floor is the highest rate /healthz
+        # held at p99 <= 50 ms, which a busy moment can make 0 (a speed, not asserted)
+        assert figure["floor"] > 0 or (figure["row"] == "http" and figure["floor"] == 0), figure
         assert figure["floor_name"] and figure["target"], figure
         assert figure["met"] in (True, False), figure
     by_row: dict[str, list[dict[str, Any]]] = {}
