@@ -68,3 +68,35 @@ def held(director_view: dict[str, Any], seat: str) -> set[int]:
     s = director_view["seats"][seat]
     tiles = [*s["rack"], *s["received"], *((s["selection"] or {}).get("tiles") or [])]
     return {t["id"] for t in tiles}
+
+
+AXE = Path(os.environ.get("CHARLESTON_AXE", ".cache/axe/node_modules/axe-core/axe.min.js"))
+SERIOUS = {"serious", "critical"}
+
+
+def axe_violations(page: Any, impacts: set[str] = SERIOUS) -> list[dict[str, Any]]:
+    """axe-core's violations of the page as it stands, of the given impacts.
+
+    axe-core comes from the npm package (scripts/ensure-axe.sh); it is injected into the
+    page by the test, never served by the service. Each violation keeps its rule id, its
+    impact, help text and the selectors of the offending nodes, so a failure names them.
+    """
+    if not AXE.exists():
+        _unavailable(f"no axe-core at {AXE} (scripts/ensure-axe.sh installs it)")
+    page.add_script_tag(content=AXE.read_text())
+    found = page.evaluate(
+        """async () => {
+            const r = await axe.run(document, {resultTypes: ['violations']});
+            return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                nodes: v.nodes.map(n => n.target.join(' '))}));
+        }"""
+    )
+    return [v for v in found if v["impact"] in impacts]
+
+
+def assert_axe_clean(page: Any, where: str) -> None:
+    """No serious or critical axe violation on the page; the message lists each one."""
+    bad = axe_violations(page)
+    assert not bad, f"axe on {where}: " + "; ".join(
+        f"{v['id']} ({v['impact']}): {v['help']} at {v['nodes'][:3]}" for v in bad
+    )
