@@ -19,8 +19,8 @@ from pathlib import Path
 from bench_store import pg_scratch, three
 from rich.console import Console
 
-from charleston_fsm.commands import ConfirmPass, WithdrawPass
-from charleston_fsm.seats import Seat
+from charleston_fsm.engine.commands import ConfirmPass, WithdrawPass
+from charleston_fsm.engine.seats import Seat
 from charleston_fsm.store import GameStore
 
 console = Console()

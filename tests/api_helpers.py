@@ -24,11 +24,11 @@ from typing import Any
 
 import httpx
 
-from charleston_fsm.bots import bots_for, play
-from charleston_fsm.commands import Command
-from charleston_fsm.events import Event
-from charleston_fsm.seats import SEATS
-from charleston_fsm.tiles import is_joker
+from charleston_fsm.engine.bots import bots_for, play
+from charleston_fsm.engine.commands import Command
+from charleston_fsm.engine.events import Event
+from charleston_fsm.engine.seats import SEATS
+from charleston_fsm.engine.tiles import is_joker
 
 ROLES = [*(s.value for s in SEATS), "director"]
 

@@ -3,7 +3,7 @@
 Plain functions (no fixtures), so every test module imports what it uses and
 ``tests/conftest.py`` stays untouched.
 
-Tile ids (see ``charleston_fsm.tiles``): 0-107 suits, 108-123 winds, 124-135 dragons,
+Tile ids (see ``charleston_fsm.engine.tiles``): 0-107 suits, 108-123 winds, 124-135 dragons,
 136-143 flowers, 144-151 jokers.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from charleston_fsm import errors
-from charleston_fsm.commands import (
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.commands import (
     ChallengeDeadHand,
     ChangePass,
     Command,
@@ -29,11 +29,11 @@ from charleston_fsm.commands import (
     Vote,
     WithdrawPass,
 )
-from charleston_fsm.events import Event
+from charleston_fsm.engine.events import Event
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import TILE_COUNT, Deal, is_joker
 from charleston_fsm.rulebook import get_rule
-from charleston_fsm.seats import SEATS, Seat
-from charleston_fsm.table import Table
-from charleston_fsm.tiles import TILE_COUNT, Deal, is_joker
 
 E, S, W, N = Seat.EAST, Seat.SOUTH, Seat.WEST, Seat.NORTH
 JOKERS = tuple(t for t in range(TILE_COUNT) if is_joker(t))

@@ -11,11 +11,11 @@ import random
 import time
 from dataclasses import dataclass
 
-from charleston_fsm.bots import Bot
-from charleston_fsm.errors import CharlestonError
-from charleston_fsm.seats import Seat
+from charleston_fsm.engine.bots import Bot
+from charleston_fsm.engine.errors import CharlestonError
+from charleston_fsm.engine.seats import Seat
+from charleston_fsm.engine.views import seat_view
 from charleston_fsm.store import Conflict, GameStore, StoreError
-from charleston_fsm.views import seat_view
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,8 @@ def seat_worker(url: str, game_id: str, seat_value: str, worker: int, seconds: f
 def toggler(url: str, game_id: str, seat_value: str, rounds: int) -> list[str]:
     """Confirm and withdraw the seat's own pass ``rounds`` times; any refusal is a bug
     (the three togglers never touch each other's choices and the pass never resolves)."""
-    from charleston_fsm.commands import ConfirmPass, WithdrawPass
-    from charleston_fsm.tiles import is_joker
+    from charleston_fsm.engine.commands import ConfirmPass, WithdrawPass
+    from charleston_fsm.engine.tiles import is_joker
 
     store = GameStore(url)
     seat = Seat(seat_value)

@@ -25,9 +25,9 @@ from engine_helpers import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from charleston_fsm import errors
-from charleston_fsm.bots import Bot
-from charleston_fsm.commands import (
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.bots import Bot
+from charleston_fsm.engine.commands import (
     COMMAND_MODELS,
     CloseDingDong,
     Command,
@@ -36,10 +36,10 @@ from charleston_fsm.commands import (
     GiveDingDong,
     RequestDingDong,
 )
-from charleston_fsm.seats import SEATS, Seat
-from charleston_fsm.table import Table
-from charleston_fsm.tiles import Deal, is_joker
-from charleston_fsm.views import seat_view
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import Deal, is_joker
+from charleston_fsm.engine.views import seat_view
 
 PROFILES: list[tuple[str, dict | None]] = [
     ("nmjl", None),

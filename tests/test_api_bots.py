@@ -8,8 +8,8 @@ from pathlib import Path
 
 from api_helpers import Game, command_body, running
 
-from charleston_fsm.bots import Bot
-from charleston_fsm.seats import Seat
+from charleston_fsm.engine.bots import Bot
+from charleston_fsm.engine.seats import Seat
 
 
 def test_three_bots_and_one_client_finish_a_game(db_url: str, tmp_path: Path) -> None:

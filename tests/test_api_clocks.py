@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from api_helpers import Game, StreamReader, ok, running
 
-from charleston_fsm.clocks import parse_time
+from charleston_fsm.engine.clocks import parse_time
 
 
 def wait_for(predicate: Any, timeout: float = 30, what: str = "condition") -> Any:

@@ -9,8 +9,8 @@ import httpx
 import pytest
 from api_helpers import Game, running
 
+from charleston_fsm.engine.tiles import is_joker
 from charleston_fsm.rulebook import get_rule
-from charleston_fsm.tiles import is_joker
 
 JOKERS = [t for t in range(152) if is_joker(t)]
 EXPLICIT = {  # East holds a joker: passing it is a rule refusal

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from api_helpers import Game, ok, running
 
-from charleston_fsm.tiles import is_joker
+from charleston_fsm.engine.tiles import is_joker
 
 OTHERS = {
     "east": ["south", "west", "north"],

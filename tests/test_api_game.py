@@ -17,10 +17,10 @@ import httpx
 import pytest
 from api_helpers import Game, Knowledge, StreamReader, play_over_http, running, tile_ids
 
-from charleston_fsm.cli import DEMO_SEED, DEMO_SEEDS
-from charleston_fsm.commands import Command
-from charleston_fsm.seats import SEATS
-from charleston_fsm.tiles import is_joker
+from charleston_fsm.cli.common import DEMO_SEED, DEMO_SEEDS
+from charleston_fsm.engine.commands import Command
+from charleston_fsm.engine.seats import SEATS
+from charleston_fsm.engine.tiles import is_joker
 
 SEAT_NAMES = [s.value for s in SEATS]
 PAYLOAD_TYPES = {

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from api_helpers import Game, running
 
-from charleston_fsm.rulesets import RULESETS
+from charleston_fsm.engine.rulesets import RULESETS
 
 
 def test_openapi_rulesets_health(sqlite_url: str, tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from api_helpers import ROLES, Game, Server, cli, ok, play_over_http, running
 from sqlalchemy import func, select
 from test_api_schema import Contract
 
-from charleston_fsm.errors import UnknownRuleset
-from charleston_fsm.seats import SEATS, Seat
+from charleston_fsm.engine.errors import UnknownRuleset
+from charleston_fsm.engine.seats import SEATS, Seat
 from charleston_fsm.store import GameStore, InvalidRound, play_bots
 from charleston_fsm.store.models import RoundRow
 from charleston_fsm.store.rounds import OPTIONAL_COMMANDS

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from api_helpers import Game, ok, running
 
-from charleston_fsm.seats import SEATS
+from charleston_fsm.engine.seats import SEATS
 
 SEAT_NAMES = [s.value for s in SEATS]
 

@@ -23,7 +23,7 @@ from api_helpers import Game, play_over_http, running
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from charleston_fsm.commands import COMMAND_MODELS
+from charleston_fsm.engine.commands import COMMAND_MODELS
 
 #: the views, where every field must be closed, typed and described, and what carries them
 VIEW_COMPONENTS = ("SeatView", "DirectorView")

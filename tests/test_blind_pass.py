@@ -41,11 +41,11 @@ from engine_helpers import (
     withdraw,
 )
 
-from charleston_fsm import errors
-from charleston_fsm.events import Event
-from charleston_fsm.seats import SEATS, Seat
-from charleston_fsm.table import Table
-from charleston_fsm.views import redact, seat_view
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.events import Event
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.views import redact, seat_view
 
 FIRST = {E: [0, 1, 2], S: [13, 14, 15], W: [25, 26, 27], N: [37, 38, 39]}
 

@@ -12,13 +12,13 @@ import pytest
 from clock_workers import fire_until_quiet
 from sqlalchemy import select
 
-from charleston_fsm.clocks import parse_time
-from charleston_fsm.commands import ChangePass, ConfirmPass
-from charleston_fsm.errors import ClockActed, ClockNotRunning, InvalidCommand
-from charleston_fsm.seats import SEATS, Seat
+from charleston_fsm.engine.clocks import parse_time
+from charleston_fsm.engine.commands import ChangePass, ConfirmPass
+from charleston_fsm.engine.errors import ClockActed, ClockNotRunning, InvalidCommand
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.tiles import is_joker
 from charleston_fsm.store import GameStore, InvalidGameSetup
 from charleston_fsm.store.models import CommandRow, GameRow
-from charleston_fsm.tiles import is_joker
 
 SHORT = 0.2
 ALL_KINDS = {"confirm_pass": SHORT, "vote": SHORT, "courtesy": SHORT, "place_tiles": SHORT}

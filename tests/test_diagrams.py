@@ -15,12 +15,12 @@ from statemachine.contrib.diagram import GraphvizNotFoundError
 from typer.testing import CliRunner
 
 from charleston_fsm import diagrams
-from charleston_fsm.bots import bots_for, play
 from charleston_fsm.cli import app
-from charleston_fsm.rulesets import RULESETS
-from charleston_fsm.table import Table
-from charleston_fsm.tiles import Deal
-from charleston_fsm.views import seat_view
+from charleston_fsm.engine.bots import bots_for, play
+from charleston_fsm.engine.rulesets import RULESETS
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import Deal
+from charleston_fsm.engine.views import seat_view
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "diagrams"

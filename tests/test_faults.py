@@ -41,8 +41,8 @@ from fault_injection import (
 )
 from sqlalchemy.engine import make_url
 
-from charleston_fsm.commands import ConfirmPass
-from charleston_fsm.seats import SEATS, Seat
+from charleston_fsm.engine.commands import ConfirmPass
+from charleston_fsm.engine.seats import SEATS, Seat
 from charleston_fsm.store import ExecuteResult, GameStore, OutcomeUnknown, StoreUnavailable
 from charleston_fsm.store.urls import render
 

@@ -32,11 +32,11 @@ from engine_helpers import (
     withdraw,
 )
 
-from charleston_fsm import errors
-from charleston_fsm.commands import parse_command
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.commands import parse_command
+from charleston_fsm.engine.seats import SEATS
+from charleston_fsm.engine.table import Table
 from charleston_fsm.rulebook import get_rule
-from charleston_fsm.seats import SEATS
-from charleston_fsm.table import Table
 
 
 # -- table positions used by several tests -----------------------------------------------

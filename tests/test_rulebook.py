@@ -14,12 +14,14 @@ import pytest
 from typer.testing import CliRunner
 
 import charleston_fsm.store.errors  # noqa: F401  (the store's refusals name rules too)
-from charleston_fsm import diagrams, errors
+from charleston_fsm import diagrams
 from charleston_fsm.api import auth, deps
 from charleston_fsm.cli import app
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.rulesets import RULESETS
 from charleston_fsm.rulebook import CHAPTERS, DOCUMENTS, RULES, enforces, get_rule, rules_of
-from charleston_fsm.rulebook.render import to_markdown
-from charleston_fsm.rulebook.trace import (
+from charleston_fsm.traceability.render import to_markdown
+from charleston_fsm.traceability.trace import (
     default_tests_dir,
     marked_functions,
     matrix,
@@ -27,7 +29,6 @@ from charleston_fsm.rulebook.trace import (
     refusal_classes,
     refusal_rule_ids,
 )
-from charleston_fsm.rulesets import RULESETS
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = default_tests_dir()
@@ -119,13 +120,13 @@ def test_enforces_refuses_an_unknown_id() -> None:
 
 def test_every_marked_function_names_existing_rules() -> None:
     found = {qualname: rule_ids for qualname, _, _, rule_ids in marked_functions()}
-    standard = "charleston_fsm.charts.standard.StandardTable"
+    standard = "charleston_fsm.engine.charts.standard.table.StandardTable"
     assert f"{standard}.check_late_objection" in found
     assert f"{standard}.late_objection_allowed" in found
     assert f"{standard}.record_late_objection" in found
-    assert "charleston_fsm.charts.four_winds.FourWindsTable.check_exchange_turn" in found
-    assert "charleston_fsm.checks.Checks.check_confirm" in found
-    assert "charleston_fsm.seats.Seat.toward" in found
+    assert "charleston_fsm.engine.charts.four_winds.FourWindsTable.check_exchange_turn" in found
+    assert "charleston_fsm.engine.checks.Checks.check_confirm" in found
+    assert "charleston_fsm.engine.seats.Seat.toward" in found
     for qualname, rule_ids in found.items():
         assert rule_ids and all(r in RULES for r in rule_ids), qualname
 

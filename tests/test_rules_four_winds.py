@@ -30,13 +30,18 @@ from engine_helpers import (
     withdraw,
 )
 
-from charleston_fsm import errors
-from charleston_fsm.commands import CloseDingDong, DeclareReady, GiveDingDong, RequestDingDong
-from charleston_fsm.events import Event
-from charleston_fsm.seats import SEATS, Seat
-from charleston_fsm.table import Table
-from charleston_fsm.tiles import Deal, is_joker
-from charleston_fsm.views import redact, seat_view
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.commands import (
+    CloseDingDong,
+    DeclareReady,
+    GiveDingDong,
+    RequestDingDong,
+)
+from charleston_fsm.engine.events import Event
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import Deal, is_joker
+from charleston_fsm.engine.views import redact, seat_view
 
 EXCHANGES = [
     ("EXCHANGE_1_EW", E, W),

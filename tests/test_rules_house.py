@@ -34,10 +34,10 @@ from engine_helpers import (
     vote_all,
 )
 
-from charleston_fsm import errors
-from charleston_fsm.seats import SEATS, Seat
-from charleston_fsm.table import Table
-from charleston_fsm.views import seat_view
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.views import seat_view
 
 
 def _to_courtesy(table: Table, second: bool = True) -> None:

@@ -43,12 +43,12 @@ from engine_helpers import (
     withdraw,
 )
 
-from charleston_fsm import errors
-from charleston_fsm.rulesets import RULESETS, get_ruleset
-from charleston_fsm.seats import SEATS, Direction, Seat
-from charleston_fsm.table import Table, tiles_held
-from charleston_fsm.tiles import FACES, HAND_SIZE, TILE_COUNT, Deal, face, is_joker
-from charleston_fsm.views import seat_view
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.rulesets import RULESETS, get_ruleset
+from charleston_fsm.engine.seats import SEATS, Direction, Seat
+from charleston_fsm.engine.table import Table, tiles_held
+from charleston_fsm.engine.tiles import FACES, HAND_SIZE, TILE_COUNT, Deal, face, is_joker
+from charleston_fsm.engine.views import seat_view
 
 
 # == Seats, directions, tiles ============================================================

@@ -18,9 +18,9 @@ import pytest
 from alembic.script import ScriptDirectory
 from api_helpers import Server, StreamReader, cli, running
 
+from charleston_fsm.engine.tiles import is_joker
 from charleston_fsm.store import alembic_config
 from charleston_fsm.store.schema import MIGRATIONS_PACKAGE, migrations_dir
-from charleston_fsm.tiles import is_joker
 
 PLATFORM_KEY = "platform-key-of-the-workers-test"
 

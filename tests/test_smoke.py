@@ -2,10 +2,10 @@
 
 import pytest
 
-from charleston_fsm.bots import play_table
-from charleston_fsm.rulesets import RULESETS
-from charleston_fsm.table import Table
-from charleston_fsm.tiles import Deal
+from charleston_fsm.engine.bots import play_table
+from charleston_fsm.engine.rulesets import RULESETS
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import Deal
 
 
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))

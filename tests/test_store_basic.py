@@ -6,9 +6,15 @@ import psycopg
 import pytest
 from sqlalchemy import func, select
 
-from charleston_fsm.commands import ConfirmPass, PlaceTiles, Vote
-from charleston_fsm.errors import CharlestonError, InvalidCommand, NothingToPlace, TileNotInHand
-from charleston_fsm.seats import SEATS, Seat
+from charleston_fsm.engine.commands import ConfirmPass, PlaceTiles, Vote
+from charleston_fsm.engine.errors import (
+    CharlestonError,
+    InvalidCommand,
+    NothingToPlace,
+    TileNotInHand,
+)
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.tiles import is_joker
 from charleston_fsm.store import (
     NOTIFY_CHANNEL,
     CommandIdConflict,
@@ -19,7 +25,6 @@ from charleston_fsm.store import (
     hash_token,
 )
 from charleston_fsm.store.models import CommandRow, EventRow, ProjectionRow
-from charleston_fsm.tiles import is_joker
 
 
 def three(store: GameStore, game_id: str, seat: Seat) -> list[int]:

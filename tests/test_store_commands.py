@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import func, select
 
-from charleston_fsm.commands import ConfirmPass
-from charleston_fsm.seats import Seat
+from charleston_fsm.engine.commands import ConfirmPass
+from charleston_fsm.engine.seats import Seat
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import is_joker
 from charleston_fsm.store import GameStore, commands
 from charleston_fsm.store.models import AnchorRow, CommandRow, EventRow, ProjectionRow
-from charleston_fsm.table import Table
-from charleston_fsm.tiles import is_joker
 
 
 def _rows(store: GameStore, game_id: str) -> tuple[int | None, ...]:

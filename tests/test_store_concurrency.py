@@ -13,12 +13,12 @@ from sqlalchemy import select
 from sqlalchemy.engine import make_url
 from store_workers import Outcome, seat_worker, toggler
 
-from charleston_fsm.commands import ConfirmPass
-from charleston_fsm.seats import SEATS, Seat
+from charleston_fsm.engine.commands import ConfirmPass
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.table import tiles_held
+from charleston_fsm.engine.tiles import TILE_COUNT, is_joker
 from charleston_fsm.store import GameStore, StoreUnavailable
 from charleston_fsm.store.models import CommandRow, EventRow, GameRow, ProjectionRow
-from charleston_fsm.table import tiles_held
-from charleston_fsm.tiles import TILE_COUNT, is_joker
 
 WORKERS_PER_SEAT = 2
 

@@ -9,13 +9,13 @@ from itertools import count
 import pytest
 from sqlalchemy import text
 
-from charleston_fsm.bots import bots_for, play, play_table
-from charleston_fsm.commands import ChangePass, ConfirmPass, DeclareMahJongg, WithdrawPass
-from charleston_fsm.seats import SEATS, Seat
+from charleston_fsm.engine.bots import bots_for, play, play_table
+from charleston_fsm.engine.commands import ChangePass, ConfirmPass, DeclareMahJongg, WithdrawPass
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.table import Table, tiles_held
+from charleston_fsm.engine.tiles import TILE_COUNT, Deal, is_joker
+from charleston_fsm.engine.views import seat_view
 from charleston_fsm.store import GameQuarantined, GameStore, play_bots
-from charleston_fsm.table import Table, tiles_held
-from charleston_fsm.tiles import TILE_COUNT, Deal, is_joker
-from charleston_fsm.views import seat_view
 
 
 def bot_game(store: GameStore, ruleset: str, seed: int, snapshots: dict | None = None) -> str:
@@ -231,7 +231,7 @@ def test_audit_keeps_changes_withdrawals_and_declarations(store: GameStore) -> N
 
 
 def test_store_view_equals_the_view_of_a_fresh_table(store: GameStore) -> None:
-    from charleston_fsm.views import director_view
+    from charleston_fsm.engine.views import director_view
 
     game_id = store.create_game("nmjl", seed=12)
     checked = 0

@@ -14,12 +14,12 @@ from api_helpers import cli
 from sqlalchemy import update
 from test_tamper import SEED, TAMPERING, Expected, cli_findings, edited_projection
 
-from charleston_fsm.bots import play_table
-from charleston_fsm.rulesets import RULESETS
+from charleston_fsm.engine.bots import play_table
+from charleston_fsm.engine.rulesets import RULESETS
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import Deal
 from charleston_fsm.store import GameStore, play_bots
 from charleston_fsm.store.models import AnchorRow
-from charleston_fsm.table import Table
-from charleston_fsm.tiles import Deal
 
 UNTOUCHED = 2
 

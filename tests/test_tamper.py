@@ -490,10 +490,10 @@ def test_readers_finding_it_at_once_open_one_quarantine(store: GameStore) -> Non
 def test_a_command_colliding_with_a_forged_row_is_told_the_game_is_quarantined(
     store: GameStore,
 ) -> None:
-    from charleston_fsm.commands import ConfirmPass
-    from charleston_fsm.seats import Seat
+    from charleston_fsm.engine.commands import ConfirmPass
+    from charleston_fsm.engine.seats import Seat
+    from charleston_fsm.engine.tiles import is_joker
     from charleston_fsm.store import GameQuarantined
-    from charleston_fsm.tiles import is_joker
 
     game_id = store.create_game(seed=SEED)  # live: the forged row takes seq 2
     appended(store, game_id)

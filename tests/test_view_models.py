@@ -11,12 +11,12 @@ import pytest
 from engine_helpers import E, confirm, plain_deal, run
 from pydantic import BaseModel, ValidationError
 
-from charleston_fsm import view_models
-from charleston_fsm.commands import COMMAND_MODELS, CommandName
-from charleston_fsm.rulesets import RULESETS
-from charleston_fsm.table import Table
-from charleston_fsm.tiles import FACES
-from charleston_fsm.views import seat_view
+from charleston_fsm.engine import view_models
+from charleston_fsm.engine.commands import COMMAND_MODELS, CommandName
+from charleston_fsm.engine.rulesets import RULESETS
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import FACES
+from charleston_fsm.engine.views import seat_view
 
 API_DOC = Path(__file__).resolve().parent.parent / "docs" / "api.md"
 EXAMPLE = re.compile(r"<!-- view-example: (\w+) -->\n```json\n(.*?)\n```", re.S)

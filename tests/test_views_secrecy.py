@@ -31,14 +31,14 @@ from engine_helpers import (
     vote,
 )
 
-from charleston_fsm import errors
-from charleston_fsm.bots import Bot, bots_for
-from charleston_fsm.commands import Command
-from charleston_fsm.events import Event
-from charleston_fsm.seats import SEATS, Seat
-from charleston_fsm.table import Table
-from charleston_fsm.tiles import HAND_SIZE, Deal, is_joker
-from charleston_fsm.views import director_view, redact, seat_view
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.bots import Bot, bots_for
+from charleston_fsm.engine.commands import Command
+from charleston_fsm.engine.events import Event
+from charleston_fsm.engine.seats import SEATS, Seat
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import HAND_SIZE, Deal, is_joker
+from charleston_fsm.engine.views import director_view, redact, seat_view
 
 LOWEST_TILE = 20
 

@@ -2,7 +2,7 @@
 
 Everything that decides the game lives in the engine and the store; the routes map
 tokens to roles, commands to ``store.execute``, refusals to HTTP statuses, and pass every
-payload meant for a seat through :mod:`charleston_fsm.views` (``seat_view``, ``redact``).
+payload meant for a seat through :mod:`charleston_fsm.engine.views` (``seat_view``, ``redact``).
 This module only assembles the service: its settings, lifespan, middleware, error
 handlers and routers.
 """

@@ -15,7 +15,7 @@ import secrets
 
 from fastapi import Request
 
-from ..seats import SEATS, Seat
+from ..engine.seats import SEATS, Seat
 from .problems import forbidden, unauthorized
 
 ROLES = (*(s.value for s in SEATS), "director")

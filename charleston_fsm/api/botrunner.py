@@ -1,6 +1,6 @@
 """Seats handed to the package's bots by the platform (``POST /v1/games/{id}/bot``).
 
-A bot plays from its seat's view only (:mod:`charleston_fsm.bots`), inside the service
+A bot plays from its seat's view only (:mod:`charleston_fsm.engine.bots`), inside the service
 process that took the request: it wakes on the game's notifications, reads its view,
 and sends its command through the store like any client. Its command ids are derived
 from the seq it saw, so a second wake-up at the same seq is an idempotent duplicate.
@@ -17,8 +17,8 @@ from typing import Any
 
 from fastapi.concurrency import run_in_threadpool
 
-from ..bots import Bot
-from ..seats import Seat
+from ..engine.bots import Bot
+from ..engine.seats import Seat
 from ..store import GameQuarantined
 from .logs import game_id_var, log
 from .notify import Notifier

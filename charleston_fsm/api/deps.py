@@ -19,7 +19,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ..seats import Seat
+from ..engine.seats import Seat
 from ..store import GameStore
 from .auth import bearer_token, check_platform_key, seat_of, token_hash
 from .botrunner import BotRunner

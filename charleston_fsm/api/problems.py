@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import CharlestonError
+from ..engine.errors import CharlestonError
 from ..rulebook import statement
 from .logs import log
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi.responses import Response
 
-from ..views import redact
+from ..engine.views import redact
 from .auth import seat_of
 from .problems import ApiProblem, bad_request
 

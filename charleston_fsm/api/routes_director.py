@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from ..commands import ANNOTATION_COMMANDS, DIRECTOR_COMMANDS
+from ..engine.commands import ANNOTATION_COMMANDS, DIRECTOR_COMMANDS
 from ..store.audit import AuditReport
 from .deps import Credentials, NotifierDep, StoreDep, director_only
 from .problems import bad_request

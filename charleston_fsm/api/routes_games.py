@@ -13,13 +13,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Header, Query, Request
 from pydantic import ValidationError
 
-from ..commands import Command, parse_command
-from ..errors import InvalidCommand
-from ..rulesets import get_ruleset
-from ..seats import Seat
+from ..engine.commands import Command, parse_command
+from ..engine.errors import InvalidCommand
+from ..engine.rulesets import get_ruleset
+from ..engine.seats import Seat
+from ..engine.views import director_view, seat_view
 from ..store import Conflict, ExecuteResult, GameStore, OutcomeUnknown
 from ..store.models import MAX_SEQ
-from ..views import director_view, seat_view
 from .auth import ROLES, new_token, seat_of, token_hash
 from .deps import (
     SEAT_RULE,

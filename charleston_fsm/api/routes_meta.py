@@ -9,8 +9,8 @@ from fastapi import APIRouter, FastAPI, Query
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 
-from ..errors import JokerPassed, UnknownRuleset
-from ..rulesets import RULESETS, Ruleset
+from ..engine.errors import JokerPassed, UnknownRuleset
+from ..engine.rulesets import RULESETS, Ruleset
 from .deps import NotifierDep, StoreDep
 from .logs import log
 from .problems import ApiProblem, problem

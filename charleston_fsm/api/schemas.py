@@ -1,7 +1,7 @@
 """Request bodies, and response shapes for the OpenAPI document.
 
 The response models document what handlers return (as JSON, without a second validation:
-the views are already built by their models in :mod:`charleston_fsm.views`).
+the views are already built by their models in :mod:`charleston_fsm.engine.views`).
 ``tests/test_api_schema.py`` checks every answer of a played game against them.
 """
 
@@ -11,12 +11,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ..charts.four_winds import FourWindsOptions
-from ..clock_options import ClockOptions
-from ..rulesets import Options
-from ..seats import Direction, Seat
-from ..tiles import HAND_SIZE
-from ..view_models import DirectorView, RulesetName, SeatView, StateId
+from ..engine.charts.four_winds import FourWindsOptions
+from ..engine.clock_options import ClockOptions
+from ..engine.rulesets import Options
+from ..engine.seats import Direction, Seat
+from ..engine.tiles import HAND_SIZE
+from ..engine.view_models import DirectorView, RulesetName, SeatView, StateId
 
 SeatRole = Literal["east", "south", "west", "north"]
 Role = Literal[SeatRole, "director"]

@@ -11,12 +11,12 @@ import random
 import statistics
 from collections.abc import Callable
 
-from ..bots import play_table
-from ..commands import ConfirmPass
-from ..seats import SEATS, Seat
+from ..engine.bots import play_table
+from ..engine.commands import ConfirmPass
+from ..engine.seats import SEATS, Seat
+from ..engine.table import Table
+from ..engine.tiles import Deal, is_joker
 from ..store import GameStore, play_bots
-from ..table import Table
-from ..tiles import Deal, is_joker
 from .databases import Database
 from .figures import percentile, timed
 from .store_rows import plain_tiles, toggle

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..table import Table
-from ..tiles import Deal
+from ..engine.table import Table
+from ..engine.tiles import Deal
 from .databases import Database
 from .processes import rate_of, run_for
 

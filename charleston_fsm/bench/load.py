@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 
-from ..seats import Seat
-from ..table import Table
-from ..tiles import Deal, is_joker
+from ..engine.seats import Seat
+from ..engine.table import Table
+from ..engine.tiles import Deal, is_joker
 from .figures import percentile
 
 P99_LIMIT_MS = 50.0

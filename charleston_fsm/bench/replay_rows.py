@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy import select
 
-from ..seats import SEATS
+from ..engine.seats import SEATS
 from ..store import GameStore, StoredEvent, play_bots
 from ..store.hashing import row_hash
 from ..store.models import EventRow

@@ -6,10 +6,10 @@ import statistics
 import uuid
 from typing import Any
 
-from ..commands import ConfirmPass, WithdrawPass
-from ..seats import Seat
+from ..engine.commands import ConfirmPass, WithdrawPass
+from ..engine.seats import Seat
+from ..engine.tiles import is_joker
 from ..store import GameStore
-from ..tiles import is_joker
 from . import floors
 from .databases import Database
 from .figures import Figure, Goal, timed

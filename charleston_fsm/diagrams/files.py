@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Literal
 from statemachine.contrib.diagram import GraphvizError, GraphvizNotFoundError
 from statemachine.contrib.diagram.graphviz import run_graphviz
 
-from ..rulesets import RULESETS
+from ..engine.rulesets import RULESETS
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..engine.table import Table
 from .dot import to_dot
 from .mermaid import to_mermaid
 from .model import (

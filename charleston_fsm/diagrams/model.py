@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Literal
 
 from statemachine import State, StateChart
 
+from ..engine.rulesets import CourtesyMode, Options, Ruleset, get_ruleset
+from ..engine.seats import SEATS
+from ..engine.steps import Step
 from ..rulebook import get_rule
-from ..rulebook.trace import rules_of
-from ..rulesets import CourtesyMode, Options, Ruleset, get_ruleset
-from ..seats import SEATS
-from ..steps import Step
+from ..traceability.trace import rules_of
 
 if TYPE_CHECKING:
     pass
@@ -228,8 +228,8 @@ def chart_view(
     title: str | None = None,
 ) -> ChartView:
     """What the ruleset's chart looks like under ``options`` (default: the ruleset's)."""
-    from ..table import Table
-    from ..tiles import Deal
+    from ..engine.table import Table
+    from ..engine.tiles import Deal
 
     ruleset = get_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
     options = options or ruleset.defaults
@@ -363,7 +363,7 @@ _EVERY_PASS = ("SEAT", "TILE", "DEAL", "PASS")
 
 def _move_rules(ruleset: Ruleset, transition) -> tuple[str, ...]:
     """The ruleset's own rules a transition's guards and validators enforce."""
-    from ..table import Table
+    from ..engine.table import Table
 
     ids = [
         rule_id

@@ -4,7 +4,7 @@ Each rule is stated in the project's own words, traced to the passage of the ori
 document it comes from, and carries the decision taken where the documents are silent
 or disagree. Code names rules by id: ``@enforces("NMJL-05")`` on the table's guards,
 validators and actions, ``rule = "PASS-03"`` on a refusal, ``@pytest.mark.rule(...)``
-on a test. :mod:`charleston_fsm.rulebook.trace` builds the matrix from those.
+on a test. :mod:`charleston_fsm.traceability.trace` builds the matrix from those.
 """
 
 from __future__ import annotations

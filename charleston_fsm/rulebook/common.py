@@ -12,7 +12,7 @@ RULES: tuple[Rule, ...] = (
         "The four seats in turn order are East (the dealer), South, West, North.",
         EVERY,
         (S("flow", "3. Passing Directions", "East → South → West → North → East"),),
-        fact="charleston_fsm.seats: SEATS, the order every rotation is computed from",
+        fact="charleston_fsm.engine.seats: SEATS, the order every rotation is computed from",
     ),
     Rule(
         "SEAT-02",
@@ -41,7 +41,7 @@ RULES: tuple[Rule, ...] = (
         ),
         decision="A command that names a receiver does not even parse (commands forbid unknown "
         "fields).",
-        fact="charleston_fsm.commands: the command models have no receiver field",
+        fact="charleston_fsm.engine.commands: the command models have no receiver field",
     ),
     # -- the tile set and the deal ------------------------------------------------------
     Rule(
@@ -61,7 +61,7 @@ RULES: tuple[Rule, ...] = (
         "through every pass. Ids run in the order Bams 1B-9B, Cracks 1C-9C, Dots 1D-9D, "
         "Winds EW SW WW NW, Dragons RD GD WD, Flowers F, Jokers J; logs and reports write "
         "face and id, e.g. 5B#17.",
-        fact="charleston_fsm.tiles: tile ids index FACES",
+        fact="charleston_fsm.engine.tiles: tile ids index FACES",
     ),
     Rule(
         "DEAL-01",
@@ -194,7 +194,7 @@ RULES: tuple[Rule, ...] = (
                 "Show pass direction and count requirement prominently.",
             ),
         ),
-        fact="charleston_fsm.views: a seat's view carries its step (direction, receiver, "
+        fact="charleston_fsm.engine.views: a seat's view carries its step (direction, receiver, "
         "count, blind allowance)",
     ),
     Rule(
@@ -219,6 +219,7 @@ RULES: tuple[Rule, ...] = (
         ),
         decision="Views, events, errors and logs are redacted per seat; only the director "
         "sees every hand.",
-        fact="charleston_fsm.views: seat_view and redact are the only way tiles leave for a seat",
+        fact="charleston_fsm.engine.views: seat_view and redact are the only way tiles leave "
+        "for a seat",
     ),
 )

@@ -87,7 +87,7 @@ RULES: tuple[Rule, ...] = (
         "already did in that step is refused.",
         EVERY,
         decision=DECIDED + " Clocks are off unless a game is created with them.",
-        fact="charleston_fsm.clocks and the store's clock worker (store/deadlines.py)",
+        fact="charleston_fsm.engine.clocks and the store's clock worker (store/deadlines.py)",
     ),
     Rule(
         "SVC-11",

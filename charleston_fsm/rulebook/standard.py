@@ -137,7 +137,7 @@ RULES: tuple[Rule, ...] = (
                 "without looking at them (also referred to as “stealing”)",
             ),
         ),
-        fact="charleston_fsm.views: a seat sees only the tiles it kept, never the ones it "
+        fact="charleston_fsm.engine.views: a seat sees only the tiles it kept, never the ones it "
         "forwarded unseen",
     ),
     Rule(
@@ -294,7 +294,7 @@ RULES: tuple[Rule, ...] = (
         ),
         decision="The League's yearly card is not shipped: the default checker leaves every "
         "declaration pending.",
-        fact="charleston_fsm.hands: HandChecker, pending_confirmation",
+        fact="charleston_fsm.engine.hands: HandChecker, pending_confirmation",
     ),
     Rule(
         "NMJL-20",

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import SetupError
+from ..engine.errors import SetupError
 from .hashing import canonical_json, canonical_time, utc
 
 #: A live game is anchored by each command whose rows reach or pass a multiple of this

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..rulesets import get_ruleset
-from ..tiles import describe
+from ..engine.rulesets import get_ruleset
+from ..engine.tiles import describe
 from .hashing import canonical_time
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..bots import bots_for, play
-from ..seats import Seat
+from ..engine.bots import bots_for, play
+from ..engine.seats import Seat
 from .game_store import GameStore
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 from sqlalchemy import Connection, Row, bindparam, insert, select, update
 
-from ..events import Event
+from ..engine.events import Event
 from . import integrity
 from .hashing import row_hash
 from .models import AnchorRow, CommandRow, EventRow, GameRow, JSONDoc, ProjectionRow

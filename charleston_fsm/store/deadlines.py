@@ -1,6 +1,6 @@
 """The clock worker and the director's annotations: rows a clock or a director adds.
 
-Deadlines live in ``games.clock`` (the document of :mod:`charleston_fsm.clocks`) and
+Deadlines live in ``games.clock`` (the document of :mod:`charleston_fsm.engine.clocks`) and
 ``games.next_due`` (indexed), moved by the same statement that moves the game. The
 worker takes one due game at a time with ``FOR UPDATE SKIP LOCKED`` (PostgreSQL; SQLite
 has one writer anyway), re-checks the deadline under that lock and acts for the seat in
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from sqlalchemy import Connection, Engine, bindparam, select, update
 
-from .. import clocks, errors
-from ..commands import DIRECTOR_ANNOTATION_ADAPTER, Command, RecordRuling
-from ..events import Event
-from ..seats import Seat
-from ..views import seat_view
+from ..engine import clocks, errors
+from ..engine.commands import DIRECTOR_ANNOTATION_ADAPTER, Command, RecordRuling
+from ..engine.events import Event
+from ..engine.seats import Seat
+from ..engine.views import seat_view
 from . import commands
 from .hashing import utc
 from .models import GameRow
@@ -31,7 +31,7 @@ from .models import GameRow
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from ..table import Table
+    from ..engine.table import Table
 
 #: how long a game whose firing failed waits before the worker tries it again
 RETRY_AFTER = timedelta(seconds=5)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import CharlestonError, SetupError
+from ..engine.errors import CharlestonError, SetupError
 
 
 class StoreError(CharlestonError):

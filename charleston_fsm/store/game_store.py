@@ -34,14 +34,14 @@ from sqlalchemy import (
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from .. import clocks, errors
-from ..commands import Command, parse_command
-from ..events import Event
-from ..rulesets import get_ruleset
-from ..seats import SEATS, Seat
-from ..table import DONE, Table
-from ..tiles import Deal
-from ..views import director_view, seat_view
+from ..engine import clocks, errors
+from ..engine.commands import Command, parse_command
+from ..engine.events import Event
+from ..engine.rulesets import get_ruleset
+from ..engine.seats import SEATS, Seat
+from ..engine.table import DONE, Table
+from ..engine.tiles import Deal
+from ..engine.views import director_view, seat_view
 from . import commands, integrity
 from .anchors import AnchorKey, load_key
 from .commands import NOTIFY_CHANNEL
@@ -330,7 +330,7 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
     ) -> str:
         """A new game: its ``game_created`` row (seq 1), projection and credentials.
 
-        ``clock`` (:class:`~charleston_fsm.clocks.ClockOptions`) and ``bots`` (seats the
+        ``clock`` (:class:`~charleston_fsm.engine.clocks.ClockOptions`) and ``bots`` (seats the
         service's auto player plays) are fixed here, in the ``game_created`` payload.
         ``conn``: inside the caller's write transaction (a round's tables commit together,
         :meth:`Rounds.create_round`), instead of one of its own.

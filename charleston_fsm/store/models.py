@@ -62,7 +62,7 @@ class GameRow(Base):
     #: the round the game is a table of (``rounds.id``), and its table number there
     round_id: Mapped[str | None] = mapped_column(String(MAX_GAME_ID), index=True)
     round_table: Mapped[int | None] = mapped_column(Integer)
-    #: the clock document (``charleston_fsm.clocks``), NULL when clocks and bots are off
+    #: the clock document (``charleston_fsm.engine.clocks``), NULL when clocks and bots are off
     clock: Mapped[dict[str, Any] | None] = mapped_column(ClockDoc)
     #: the earliest deadline to fire, moved with ``last_seq``; NULL when none is due
     next_due: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)

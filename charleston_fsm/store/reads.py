@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, bindparam, select
 
-from .. import errors
-from ..table import Table
+from ..engine import errors
+from ..engine.table import Table
 from . import integrity
 from .errors import GameNotFound
 from .hashing import GENESIS

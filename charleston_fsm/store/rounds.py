@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, bindparam, func, insert, select
 
-from ..errors import SetupError
+from ..engine.errors import SetupError
+from ..engine.seats import SEATS
 from ..rulebook import enforces
-from ..seats import SEATS
 from . import integrity
 from .errors import InvalidRound, RoundNotFound
 from .hashing import canonical_time, utc
 from .models import MAX_GAME_ID, GameRow, ProjectionRow, QuarantineRow, RoundRow
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..engine.table import Table
 
 MAX_TABLES = 500  # tables of one round: one transaction, one listing
 

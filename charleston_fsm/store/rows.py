@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..events import Event
-from ..seats import Seat
+from ..engine.events import Event
+from ..engine.seats import Seat
 from .hashing import canonical_time, utc
 
 

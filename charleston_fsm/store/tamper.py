@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, select
 
-from .. import errors
-from ..table import Table
+from ..engine import errors
+from ..engine.table import Table
 from . import integrity
 from .anchors import Anchor, AnchorKey
 from .audit import AuditReport, build_audit

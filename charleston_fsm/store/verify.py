@@ -12,11 +12,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..commands import COMMAND_OF
-from ..errors import ReplayMismatch
-from ..events import ANNOTATION_TYPES, DERIVED_TYPES
-from ..table import Table
-from ..tiles import Deal
+from ..engine.commands import COMMAND_OF
+from ..engine.errors import ReplayMismatch
+from ..engine.events import ANNOTATION_TYPES, DERIVED_TYPES
+from ..engine.table import Table
+from ..engine.tiles import Deal
 from .anchors import Anchor, AnchorKey, needs_anchor, replay_digest
 from .errors import EventNotFound
 from .hashing import GENESIS, row_hash

@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..rulebook import enforces
 from . import errors
 from .bots import Bot
 from .clock_options import ClockKind, ClockOptions
 from .commands import Command
-from .rulebook import enforces
 from .seats import SEATS, Seat
 from .table import Table
 from .views import seat_view

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from .rulebook import get_rule, statement
+from ..rulebook import get_rule, statement
 
 ErrorKind = Literal["rule", "not_now", "setup", "not_found", "quarantined"]
 

@@ -1,7 +1,7 @@
 """The guards every chart family shares: facts the chart's transitions ask about
 (everyone confirmed, the seat is East). Each names the rules it decides with
 ``@enforces``; a family adds its own beside its chart. Mixed into
-:class:`charleston_fsm.table.Table`, whose state they read.
+:class:`charleston_fsm.engine.table.Table`, whose state they read.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from statemachine import State
 
+from ..rulebook import enforces
 from .resolution import Declaration
-from .rulebook import enforces
 from .seats import Seat
 
 if TYPE_CHECKING:

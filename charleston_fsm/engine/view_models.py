@@ -1,6 +1,6 @@
 """The views as a typed contract: what a seat's screen and a director's screen hold.
 
-These models only describe; :mod:`charleston_fsm.views` decides what goes in them (it is
+These models only describe; :mod:`charleston_fsm.engine.views` decides what goes in them (it is
 the secrecy boundary). They are the schema of the views in the OpenAPI document, so a
 client can generate its types and grey out its buttons without guessing. Every closed
 vocabulary (seats, chart states, tile faces, commands, ruleset names) is a literal or an
@@ -32,7 +32,7 @@ else:
     StateId = Literal[
         tuple(dict.fromkeys(s.id for r in RULESETS.values() for s in r.chart.states_map.values()))
     ]
-    #: a tile face code (``5B``, ``RD``, ``J`` …; see :mod:`charleston_fsm.tiles`)
+    #: a tile face code (``5B``, ``RD``, ``J`` …; see :mod:`charleston_fsm.engine.tiles`)
     Face = Literal[tuple(dict.fromkeys(FACES))]
     RulesetName = Literal[tuple(RULESETS)]
     #: a courtesy pair by name (``east-west``)

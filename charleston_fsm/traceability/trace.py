@@ -19,24 +19,25 @@ from typing import Any, Literal
 
 from statemachine import StateChart
 
-from ..errors import CharlestonError
-from ..rulesets import RULESETS
-from . import RULES, Rule
+from ..engine.errors import CharlestonError
+from ..engine.rulesets import RULESETS
+from ..rulebook import RULES, Rule
 
 Kind = Literal["transition", "state", "refusal", "function", "fact"]
 
 #: Engine modules whose functions and classes may carry ``@enforces``.
 ENGINE_MODULES = (
-    "charleston_fsm.seats",
-    "charleston_fsm.tiles",
-    "charleston_fsm.steps",
-    "charleston_fsm.resolution",
-    "charleston_fsm.commands",
-    "charleston_fsm.checks",
-    "charleston_fsm.guards",
-    "charleston_fsm.table",
-    "charleston_fsm.charts.standard",
-    "charleston_fsm.charts.four_winds",
+    "charleston_fsm.engine.seats",
+    "charleston_fsm.engine.tiles",
+    "charleston_fsm.engine.steps",
+    "charleston_fsm.engine.resolution",
+    "charleston_fsm.engine.commands",
+    "charleston_fsm.engine.checks",
+    "charleston_fsm.engine.guards",
+    "charleston_fsm.engine.table",
+    "charleston_fsm.engine.charts.standard.chart",
+    "charleston_fsm.engine.charts.standard.table",
+    "charleston_fsm.engine.charts.four_winds",
 )
 
 

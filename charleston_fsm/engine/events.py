@@ -18,7 +18,7 @@ DERIVED_TYPES = frozenset(
 )
 
 #: Rows a clock or a director adds to the chain: they move no tile and the chart never
-#: sees them (``Table.fold`` skips them); see ``charleston_fsm.clocks``.
+#: sees them (``Table.fold`` skips them); see ``charleston_fsm.engine.clocks``.
 ANNOTATION_TYPES = frozenset(
     {"clock_expired", "seat_late", "clock_paused", "clock_resumed", "ruling_recorded"}
 )

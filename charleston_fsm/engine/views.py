@@ -2,7 +2,7 @@
 
 This is the secrecy boundary of the whole service: every payload that leaves for a seat
 (view, event listing, stream) is built here. The views' shapes are the typed models of
-:mod:`charleston_fsm.view_models` (the OpenAPI contract); this module decides what goes
+:mod:`charleston_fsm.engine.view_models` (the OpenAPI contract); this module decides what goes
 in them. A seat sees its own rack, its received
 tiles, its own choices, and public table talk (votes, offers, who has confirmed, how many
 tiles everyone holds). It never sees another seat's concealed tiles, and a blind

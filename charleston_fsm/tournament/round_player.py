@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
-from .bots import Bot, bots_for
-from .seats import SEATS, Seat
+from ..engine.bots import Bot, bots_for
+from ..engine.seats import SEATS, Seat
 
 #: answers after which the same command (same id) is sent again: nothing or it was stored
 RETRY_STATUSES = frozenset({500, 502, 503, 504})

@@ -23,15 +23,15 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from statemachine import Event, State, StateChart
 
+from ...rulebook import enforces
 from .. import errors
 from ..commands import Command
 from ..resolution import Declaration
-from ..rulebook import enforces
 from ..seats import SEATS, Seat
 from ..steps import Step, ding_dong, exchange
 from ..table import Table
 from ..tiles import describe
-from .standard import _in_each
+from .shapes import in_each
 
 E, S, W, N = SEATS
 
@@ -124,23 +124,23 @@ class FourWindsCharleston(StateChart):
         EXCHANGE_4_WN, EXCHANGE_5_EN, EXCHANGE_6_WS,
     )  # fmt: skip
     confirm_pass = Event(
-        _in_each(
+        in_each(
             _exchanges, ["check_exchange_turn", "check_confirm"], "record_confirm", "in_the_step"
         ),
         name="give 3 tiles",
     )
     change_pass = Event(
-        _in_each(
+        in_each(
             _exchanges, ["check_exchange_turn", "check_change"], "record_change", "in_the_step"
         ),
         name="change the tiles given",
     )
     withdraw_pass = Event(
-        _in_each((*_exchanges, DING_DONG), "check_withdraw", "record_withdraw", cond="in_the_step"),
+        in_each((*_exchanges, DING_DONG), "check_withdraw", "record_withdraw", cond="in_the_step"),
         name="withdraw the tiles given",
     )
     place_tiles = Event(
-        _in_each(
+        in_each(
             (*_exchanges, DING_DONG_OPEN, DING_DONG, CHARLESTON_DONE),
             "check_place",
             "record_place",

@@ -2,8 +2,8 @@
 
 The table is the chart's domain model. The chart decides *whether* a command may
 happen now and *which* transition follows; the table's validators say *why* a command
-breaks a rule (:mod:`charleston_fsm.checks`), its guards report facts (everyone
-confirmed: :mod:`charleston_fsm.guards`), and its actions, here, move tiles and record
+breaks a rule (:mod:`charleston_fsm.engine.checks`), its guards report facts (everyone
+confirmed: :mod:`charleston_fsm.engine.guards`), and its actions, here, move tiles and record
 events. Nothing here decides the order of the steps.
 
 This module holds what every chart family shares (racks, passes, placing, resolution,
@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 from statemachine import State
 from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
 
+from ..rulebook import enforces
 from . import errors
 from .charts.probe import would_accept
 from .checks import Checks
@@ -31,21 +32,15 @@ from .events import ANNOTATION_TYPES, Event
 from .guards import Guards
 from .hands import HandChecker, pending_confirmation
 from .resolution import Declaration, resolve
-from .rulebook import enforces
+from .ruleset import DEFAULT_RULESET, Ruleset, get_ruleset
 from .seats import SEATS, Seat
 from .steps import Step
 from .tiles import Deal, is_joker
 
-if TYPE_CHECKING:
-    from .rulesets import Ruleset
-
 DONE = "CHARLESTON_DONE"
-DEFAULT_RULESET = "nmjl"
 
 
 def _ruleset(ruleset: Ruleset | str) -> Ruleset:
-    from .rulesets import get_ruleset  # the rulesets import the families, which import this
-
     return get_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
 
 

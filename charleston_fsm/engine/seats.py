@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from .rulebook import enforces
+from ..rulebook import enforces
 
 
 class Seat(StrEnum):

@@ -25,7 +25,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .rulebook import enforces
+from ..rulebook import enforces
 from .seats import SEATS, Seat
 
 

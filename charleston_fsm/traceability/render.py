@@ -1,6 +1,6 @@
 """The rule book as a document (docs/rules.md) and the matrix as a Rich table.
 
-Both come from the registry and the matrix of :mod:`charleston_fsm.rulebook.trace`;
+Both come from the registry and the matrix of :mod:`charleston_fsm.traceability.trace`;
 ``charleston-fsm rules --markdown > docs/rules.md`` regenerates the document, and a
 test fails when the committed one differs.
 """
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from ..rulesets import RULESETS
-from . import CHAPTERS, DOCUMENTS, OPTIONS, rules_of
+from ..engine.rulesets import RULESETS
+from ..rulebook import CHAPTERS, DOCUMENTS, OPTIONS, rules_of
 from .trace import Row
 
 HEADER = """\

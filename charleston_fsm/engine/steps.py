@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .rulebook import enforces
+from ..rulebook import enforces
 from .seats import SEATS, Direction, Seat
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .rulebook import enforces
+from ..rulebook import enforces
 from .seats import Seat
 from .steps import Step
 

@@ -1,6 +1,6 @@
 """A game's clock options: seconds per kind of decision, and what happens on expiry.
 
-Apart from :mod:`charleston_fsm.clocks` so that the view models and the API schemas can
+Apart from :mod:`charleston_fsm.engine.clocks` so that the view models and the API schemas can
 name them without importing the auto player.
 """
 

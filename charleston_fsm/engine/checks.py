@@ -3,7 +3,7 @@
 A validator raises a specific refusal naming its rule id and changes nothing; when the
 chart takes a command nowhere, :meth:`Checks._refusal` says why. These are the checks
 every chart family shares (a pass's selection, placing); a family adds its own beside
-its chart. Mixed into :class:`charleston_fsm.table.Table`, whose state they read.
+its chart. Mixed into :class:`charleston_fsm.engine.table.Table`, whose state they read.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from statemachine import State, StateChart
 
+from ..rulebook import enforces
 from . import errors
 from .commands import DIRECTOR_COMMANDS, Command
 from .resolution import Declaration
-from .rulebook import enforces
 from .seats import Seat
 from .steps import Step
 from .tiles import describe, is_joker

@@ -7,13 +7,6 @@ through its guards, so a ruleset never turns into flags sprinkled through the co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
-from statemachine import StateChart
-
 from .charts.four_winds import (
     FOUR_WINDS_STATE_RULES,
     FOUR_WINDS_STEPS,
@@ -30,47 +23,10 @@ from .charts.standard import (
     StandardCharleston,
     StandardTable,
 )
-from .errors import InvalidOption, UnknownRuleset
-from .rulebook import get_rule
-from .steps import Step
-from .table import DEFAULT_RULESET, Table
+from .ruleset import DEFAULT_RULESET, RULESETS, Ruleset, get_ruleset, register
 
-
-@dataclass(frozen=True)
-class Ruleset:
-    name: str
-    title: str
-    description: str
-    defaults: BaseModel  # the family's options model, with this ruleset's values
-    chart: type[StateChart]
-    steps: Mapping[str, Step]
-    model: type[Table]  # the chart's domain model: the family's table class
-    state_rules: Mapping[str, tuple[str, ...]]  # rule ids per chart state (rule book)
-
-    def state_rule_ids(self, state_id: str) -> tuple[str, ...]:
-        """The rules of this ruleset that a chart state plays out."""
-        return tuple(
-            r for r in self.state_rules.get(state_id, ()) if self.name in get_rule(r).rulesets
-        )
-
-    def options(self, overrides: Mapping[str, Any] | None = None) -> Any:
-        if not overrides:
-            return self.defaults
-        family = type(self.defaults)
-        try:
-            return family.model_validate({**self.defaults.model_dump(), **overrides})
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
-            )
-            raise InvalidOption(
-                f"Options for ruleset {self.name!r} are invalid ({problems}). "
-                f"Known options: {', '.join(family.model_fields)}."
-            ) from None
-
-
-RULESETS: dict[str, Ruleset] = {
-    "nmjl": Ruleset(
+register(
+    Ruleset(
         name="nmjl",
         title="National Mah Jongg League",
         description=(
@@ -85,7 +41,7 @@ RULESETS: dict[str, Ruleset] = {
         model=StandardTable,
         state_rules=STATE_RULES,
     ),
-    "house": Ruleset(
+    Ruleset(
         name="house",
         title="House rules (implementation spec)",
         description=(
@@ -104,7 +60,7 @@ RULESETS: dict[str, Ruleset] = {
         model=StandardTable,
         state_rules=STATE_RULES,
     ),
-    "four_winds": Ruleset(
+    Ruleset(
         name="four_winds",
         title="Four Winds program",
         description=(
@@ -120,16 +76,7 @@ RULESETS: dict[str, Ruleset] = {
         model=FourWindsTable,
         state_rules=FOUR_WINDS_STATE_RULES,
     ),
-}
-
-
-def get_ruleset(name: str) -> Ruleset:
-    try:
-        return RULESETS[name]
-    except KeyError:
-        raise UnknownRuleset(
-            f"There is no ruleset {name!r}; choose one of: {', '.join(RULESETS)}."
-        ) from None
+)
 
 
 __all__ = [

@@ -1,0 +1,128 @@
+"""What the commands share: the database option, opening the store, printing a story."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+from rich.console import Console
+
+from ..engine.story import story_lines
+
+console = Console()
+
+# -- the service: serve, migrate, demo, simulate, replay, audit, verify ---------------------
+DEMO_SEED = 6  # with the bots of this seed the demo shows two blind passes and both
+# courtesy pairs exchanging tiles (tests/test_cli.py checks it)
+#: The demo's seed per ruleset: each story shows what sets that ruleset apart
+#: (nmjl: blind passes and agreed courtesy; house: Across first, asymmetric courtesy).
+DEMO_SEEDS = {"nmjl": DEMO_SEED, "house": 3, "four_winds": 14}
+
+
+DatabaseUrl = typer.Option(
+    None,
+    "--database-url",
+    envvar="CHARLESTON_DATABASE_URL",
+    help="SQLAlchemy URL (postgresql://user@host/db or sqlite:///file); "
+    "default: $CHARLESTON_DATABASE_URL, else the embedded SQLite var/charleston.sqlite3.",
+)
+
+
+AnchorKeyFile = typer.Option(
+    None,
+    "--anchor-key-file",
+    envvar="CHARLESTON_ANCHOR_KEY_FILE",
+    help="File holding the key that signs anchors (created, mode 0600, if missing); "
+    "$CHARLESTON_ANCHOR_KEY takes precedence. Default: ~/.config/charleston-fsm/anchor.key.",
+)
+
+
+def _open_store(  # type: ignore[no-untyped-def]
+    url: str | None, *, migrate_empty: bool = True, say=None, anchor_key_file: str | None = None
+):
+    """The store at ``url``; an empty database is migrated, any other not current refused.
+
+    ``say(level, text)`` reports (default: the console; ``serve`` logs JSON lines).
+    """
+    from ..engine.errors import CharlestonError
+    from ..store import GameStore, load_key
+
+    if say is None:
+
+        def say(level: str, text: str) -> None:
+            style = {"error": "red", "info": "dim", "warning": "yellow"}[level]
+            console.print(f"[{style}]{text}", highlight=False)
+
+    try:
+        key = load_key(key_file=anchor_key_file)
+    except CharlestonError as exc:
+        say("error", exc.message)
+        raise typer.Exit(2) from None
+    if key.created:
+        say(
+            "warning",
+            f"created a new anchor key: {key.source} (mode 0600). Back it up apart from "
+            "the database: without it, verify cannot check the anchors it signs.",
+        )
+    store = GameStore(url, anchor_key=key)
+    where = store.url.render_as_string(hide_password=True)
+    try:
+        schema = store.schema_state()
+    except Exception as exc:
+        say("error", f"Cannot reach the database {where}: {type(exc).__name__}: {exc}")
+        raise typer.Exit(2) from None
+    if schema.status == "empty" and migrate_empty:
+        say("info", f"empty database {where}: applying the migrations")
+        store.upgrade()
+    elif not schema.current:
+        say("error", f"Refusing the database {where}. {schema.message}")
+        raise typer.Exit(2)
+    return store
+
+
+def _story_style(line: str) -> str:
+    if line.startswith("=="):
+        return "bold yellow" if "blind" in line else "bold"
+    if line.startswith("->"):
+        return "cyan"
+    if line.startswith("**"):
+        return "bold green"
+    if line.startswith("    "):
+        return "magenta" if "unseen" in line else ""
+    return "dim" if "confirms" in line else ""
+
+
+def _print_story(events) -> None:  # type: ignore[no-untyped-def]
+    for line in story_lines(events):
+        console.print(line, style=_story_style(line), highlight=False)
+
+
+def _check_game(store, game_id: str) -> bool:  # type: ignore[no-untyped-def]
+    """Verify the stored game (hashes, head, anchors, projection == replay); prints it."""
+    verdict = store.verify(game_id)
+    mark = "[green]ok[/]" if verdict.ok else "[red]FAILED[/]"
+    console.print(f"verify (hash chain, head, anchors, projection = replay): {mark}")
+    console.print(verdict.message, highlight=False, markup=False)
+    return bool(verdict.ok)
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """A store refusal (no such game, quarantined …) is a message and exit status 1."""
+    from ..engine.errors import CharlestonError
+
+    try:
+        yield
+    except CharlestonError as exc:
+        console.print(f"[red]{exc.message}", highlight=False)
+        raise typer.Exit(1) from None
+
+
+def _bot_game(store, seed: int, ruleset: str = "nmjl"):  # type: ignore[no-untyped-def]
+    """One game played by four bots through the store; returns (game id, commands given)."""
+    from ..store import play_bots
+
+    game_id = store.create_game(ruleset=ruleset, seed=seed)
+    given = play_bots(store, game_id, seed)
+    return game_id, given

@@ -1,0 +1,120 @@
+"""Running the service: ``serve``, ``migrate`` and ``bench``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import typer
+
+from ..bench.command import bench_command
+from .common import (
+    AnchorKeyFile,
+    DatabaseUrl,
+    _open_store,
+    console,
+)
+
+commands = typer.Typer()
+
+
+class HttpParser(StrEnum):
+    auto = "auto"
+    httptools = "httptools"
+    h11 = "h11"
+
+
+class EventLoop(StrEnum):
+    auto = "auto"
+    uvloop = "uvloop"
+    asyncio = "asyncio"
+
+
+@commands.command("serve")
+def serve_command(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    port: int = typer.Option(8000, help="TCP port."),
+    database_url: str | None = DatabaseUrl,
+    platform_key: str | None = typer.Option(
+        None,
+        envvar="CHARLESTON_PLATFORM_KEY",
+        help="If set, POST /v1/games needs 'Authorization: Bearer <platform key>'.",
+    ),
+    log_level: str = typer.Option("info", help="debug, info, warning or error."),
+    anchor_key_file: str | None = AnchorKeyFile,
+    max_body_bytes: int | None = typer.Option(
+        None,
+        min=0,
+        envvar="CHARLESTON_MAX_BODY_BYTES",
+        help="Largest request body accepted, in bytes (default 65536); a larger one is a 413.",
+    ),
+    workers: int = typer.Option(
+        1,
+        min=1,
+        envvar="CHARLESTON_WORKERS",
+        help="Processes serving the port (more than 1 needs PostgreSQL: streams follow "
+        "commands across them through LISTEN/NOTIFY). Default 1.",
+    ),
+    http: HttpParser = typer.Option(
+        "auto", help="HTTP parser; auto is httptools (C, a dependency), h11 is pure Python."
+    ),
+    loop: EventLoop = typer.Option("auto", help="Event loop; auto is uvloop (a dependency)."),
+) -> None:
+    """Run the HTTP service (JSON-line logs on stderr); migrates an empty database."""
+    import os
+
+    from ..api import create_app, serve
+    from ..api.logs import configure, log
+
+    configure(log_level.upper())
+    store = _open_store(
+        database_url,
+        say=lambda level, text: getattr(log, level)(text),
+        anchor_key_file=anchor_key_file,
+    )
+    try:
+        serve.check_workers(workers, store.dialect)
+    except serve.WorkersNeedPostgres as exc:
+        log.error(str(exc))
+        raise typer.Exit(2) from None
+    log.info(f"anchors signed with the key from {store.anchor_key.source}")
+    if workers > 1:  # each worker builds its own app from these settings
+        os.environ.update(
+            serve.worker_environment(
+                database_url=store.url.render_as_string(hide_password=False),
+                anchor_key_file=anchor_key_file,
+                platform_key=platform_key,
+                max_body_bytes=max_body_bytes,
+            )
+        )
+        store.dispose()
+        app_ = None
+    else:
+        app_ = create_app(store, platform_key=platform_key or None, max_body_bytes=max_body_bytes)
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    log.info(f"open http://{shown}:{port}/ in a browser to create a game and take a seat")
+    serve.run(
+        app_,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+        http=http.value,
+        loop=loop.value,
+    )
+
+
+commands.command("bench")(bench_command)
+
+
+@commands.command("migrate")
+def migrate_command(database_url: str | None = DatabaseUrl) -> None:
+    """Bring the database schema up to date (Alembic upgrade head)."""
+    from ..store import GameStore
+
+    store = GameStore(database_url)
+    before = store.schema_state()
+    if before.status not in ("empty", "outdated", "current"):
+        console.print(f"[red]Not migrating: {before.message}", highlight=False)
+        raise typer.Exit(2)
+    store.upgrade()
+    console.print(f"schema {before.status} -> {store.schema_status()}")

@@ -1,0 +1,78 @@
+"""What a ruleset is, and the registry the chart families' rulesets are entered in.
+
+A ruleset is data: a named profile of options plus the chart that plays it and the table
+class (the chart's domain model) its family defines. This module sits below the chart
+families so that the shared table can resolve ``"nmjl"`` to its ruleset without importing
+the families back: :mod:`charleston_fsm.engine.rulesets` (the catalogue) enters each
+ruleset here when the engine package is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+from statemachine import StateChart
+
+from ..rulebook import get_rule
+from .errors import InvalidOption, UnknownRuleset
+from .steps import Step
+
+if TYPE_CHECKING:
+    from .table import Table
+
+DEFAULT_RULESET = "nmjl"
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    name: str
+    title: str
+    description: str
+    defaults: BaseModel  # the family's options model, with this ruleset's values
+    chart: type[StateChart]
+    steps: Mapping[str, Step]
+    model: type[Table]  # the chart's domain model: the family's table class
+    state_rules: Mapping[str, tuple[str, ...]]  # rule ids per chart state (rule book)
+
+    def state_rule_ids(self, state_id: str) -> tuple[str, ...]:
+        """The rules of this ruleset that a chart state plays out."""
+        return tuple(
+            r for r in self.state_rules.get(state_id, ()) if self.name in get_rule(r).rulesets
+        )
+
+    def options(self, overrides: Mapping[str, Any] | None = None) -> Any:
+        if not overrides:
+            return self.defaults
+        family = type(self.defaults)
+        try:
+            return family.model_validate({**self.defaults.model_dump(), **overrides})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+            )
+            raise InvalidOption(
+                f"Options for ruleset {self.name!r} are invalid ({problems}). "
+                f"Known options: {', '.join(family.model_fields)}."
+            ) from None
+
+
+#: every ruleset by name, in the order the catalogue enters them
+RULESETS: dict[str, Ruleset] = {}
+
+
+def register(*rulesets: Ruleset) -> None:
+    """Enter rulesets in the registry (the catalogue does, once, at import)."""
+    for ruleset in rulesets:
+        RULESETS[ruleset.name] = ruleset
+
+
+def get_ruleset(name: str) -> Ruleset:
+    try:
+        return RULESETS[name]
+    except KeyError:
+        raise UnknownRuleset(
+            f"There is no ruleset {name!r}; choose one of: {', '.join(RULESETS)}."
+        ) from None
