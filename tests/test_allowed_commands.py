@@ -30,6 +30,7 @@ from charleston_fsm.engine.bots import Bot
 from charleston_fsm.engine.commands import (
     COMMAND_MODELS,
     CloseDingDong,
+    JudgeDeclaration,
     Command,
     DeclareReady,
     Gift,
@@ -83,6 +84,9 @@ def candidates(table: Table, seat: Seat, rng: random.Random) -> dict[str, list[C
         ],
         "declare_ready": [DeclareReady(seat=seat)],
         "close_ding_dong": [CloseDingDong(seat=seat)],
+        "judge_declaration": [
+            JudgeDeclaration(seat=seat, verdict=v, text="t") for v in ("valid", "invalid")
+        ],
     }
 
 

@@ -44,6 +44,8 @@ GUARD_LABELS: dict[str, str] = {
     "ding_dong_this_round": "Ding Dong this round",
     "in_the_step": "a player of this step",
     "from_director": "platform or director",
+    "heavenly_declared": "a Heavenly Hand was declared",
+    "judged_invalid": "judged invalid",
 }
 
 #: The phrase for a guard used with ``unless=`` (default: "not <phrase>").

@@ -106,6 +106,21 @@ class CloseDingDong(_Command):
     seat: Seat | None = None  # type: ignore[assignment]
 
 
+MAX_JUDGEMENT_TEXT = 2000
+
+
+class JudgeDeclaration(_Command):
+    """The director's verdict on East's pending declaration (no seat gives it).
+
+    ``valid`` ends the game with the hand; ``invalid`` sets it aside (NMJL-21).
+    """
+
+    type: Literal["judge_declaration"] = "judge_declaration"
+    seat: Seat | None = None  # type: ignore[assignment]
+    verdict: Literal["valid", "invalid"]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_JUDGEMENT_TEXT)]
+
+
 Command = Annotated[
     ConfirmPass
     | ChangePass
@@ -118,7 +133,8 @@ Command = Annotated[
     | RequestDingDong
     | GiveDingDong
     | DeclareReady
-    | CloseDingDong,
+    | CloseDingDong
+    | JudgeDeclaration,
     Field(discriminator="type"),
 ]
 #: The name of a command (its ``type``), as clients list and send them.
@@ -135,6 +151,7 @@ CommandName = Literal[
     "give_ding_dong",
     "declare_ready",
     "close_ding_dong",
+    "judge_declaration",
 ]
 COMMAND_ADAPTER: TypeAdapter[Command] = TypeAdapter(Command)
 COMMAND_MODELS: dict[str, type[_Command]] = {
@@ -152,6 +169,7 @@ COMMAND_MODELS: dict[str, type[_Command]] = {
         GiveDingDong,
         DeclareReady,
         CloseDingDong,
+        JudgeDeclaration,
     )
 }
 
@@ -189,7 +207,7 @@ DIRECTOR_ANNOTATION_ADAPTER: TypeAdapter[DirectorAnnotation] = TypeAdapter(Direc
 ANNOTATION_COMMANDS = frozenset({"pause_clock", "resume_clock", "record_ruling"})
 
 #: Commands that no seat gives: the platform or the director does.
-DIRECTOR_COMMANDS = frozenset({"close_ding_dong", *ANNOTATION_COMMANDS})
+DIRECTOR_COMMANDS = frozenset({"close_ding_dong", "judge_declaration", *ANNOTATION_COMMANDS})
 
 #: The event type a command leaves in the record when it is accepted.
 ACCEPTED_AS: dict[str, str] = {
@@ -204,6 +222,7 @@ ACCEPTED_AS: dict[str, str] = {
     "give_ding_dong": "ding_dong_given",
     "declare_ready": "ready_declared",
     "close_ding_dong": "ding_dong_closed",
+    "judge_declaration": "declaration_judged",
 }
 COMMAND_OF: dict[str, str] = {v: k for k, v in ACCEPTED_AS.items()}
 

@@ -174,6 +174,7 @@ class OnlyEastDeclares(RuleViolation):
 class AlreadyDeclared(NotAllowedNow):
     code = "already_declared"
     rule = "NMJL-15"
+    other_rules = ("NMJL-21",)
 
 
 class EarthlyHandTileCount(RuleViolation):
@@ -194,6 +195,16 @@ class InvalidCommand(RuleViolation):
 class HeavenlyHandTooLate(NotAllowedNow):
     code = "heavenly_hand_too_late"
     rule = "NMJL-14"
+
+
+class NoDeclarationToJudge(NotAllowedNow):
+    code = "no_declaration_to_judge"
+    rule = "NMJL-21"
+
+
+class DeclarationAlreadyJudged(NotAllowedNow):
+    code = "declaration_already_judged"
+    rule = "NMJL-21"
 
 
 class ReplayMismatch(CharlestonError):

@@ -64,7 +64,13 @@ class Declaration(_View):
     seat: Seat = Field(description="Who declared (always East).")
     kind: Literal["heavenly", "earthly"] = Field(description="Which window it was declared in.")
     verdict: Verdict = Field(
-        description="pending: a person confirms the hand; valid/invalid: a hand checker did."
+        description="pending: a person confirms the hand; valid/invalid: a hand checker or "
+        "the director did."
+    )
+    judged: bool = Field(
+        False,
+        description="True once the director judged it (judge_declaration): the verdict is "
+        "final. An invalid Heavenly Hand is then set aside and the Charleston played.",
     )
 
 

@@ -40,6 +40,7 @@ PUBLIC_EVENTS = frozenset(
         "state_changed",
         "charleston_ended",
         "mah_jongg_declared",
+        "declaration_judged",
         "ding_dong_requested",
         "ready_declared",
         "ding_dong_closed",

@@ -311,6 +311,25 @@ RULES: tuple[Rule, ...] = (
         decision="CHARLESTON_DONE is the end of the flow but not a final state of the "
         "statechart, because those two commands are still accepted there.",
     ),
+    Rule(
+        "NMJL-21",
+        "A director judges a pending declaration once: valid ends the game with the hand; "
+        "an invalid Heavenly Hand is set aside and the Charleston is played from the First "
+        "Right as if nothing had been declared; an invalid Earthly Hand leaves the "
+        "Charleston complete.",
+        STANDARD,
+        (
+            S(
+                "guide",
+                "Charleston Exception – Heavenly Hand",
+                "the Charleston is not conducted",
+            ),
+        ),
+        decision="judge_declaration {verdict, text} is the director's command (no seat "
+        "gives it), a transition of the chart from CHARLESTON_DONE; a second verdict is "
+        "refused (declaration_already_judged), and the set-aside hand cannot be declared "
+        "again as Heavenly. East may still declare an Earthly Hand at the end.",
+    ),
     # -- house: the implementation spec's differences -----------------------------------
     Rule(
         "HOUSE-01",

@@ -176,6 +176,20 @@ class StandardCharleston(StateChart):
         ),
         name="declare Mah Jongg",
     )
+    # the director's verdict on a pending declaration (NMJL-21): an invalid Heavenly Hand
+    # is set aside and the Charleston is played from the First Right; anything else stays
+    judge_declaration = Event(
+        CHARLESTON_DONE.to(
+            CHARLESTON_P1_R,
+            cond=["from_director", "heavenly_declared", "judged_invalid"],
+            validators="check_judgement",
+            on="reopen_after_invalid_heavenly",
+        )
+        | CHARLESTON_DONE.to(
+            None, cond="from_director", validators="check_judgement", on="record_judgement"
+        ),
+        name="judge the declaration",
+    )
 
 
 #: What each passing state asks of the players (read by the table, drawn on diagrams).
@@ -206,5 +220,5 @@ STATE_RULES: dict[str, tuple[str, ...]] = {
     "PAIR_1_CHOOSE": ("NMJL-13", "HOUSE-03"),
     "PAIR_2_OFFER": ("NMJL-13",),
     "PAIR_2_CHOOSE": ("NMJL-13", "HOUSE-03"),
-    "CHARLESTON_DONE": ("NMJL-15", "NMJL-20"),
+    "CHARLESTON_DONE": ("NMJL-15", "NMJL-20", "NMJL-21"),
 }

@@ -101,6 +101,12 @@ class StandardTable(Table):
 
     @enforces("NMJL-06", "HOUSE-04")
     def family_refusal(self, command: Command) -> errors.CharlestonError | None:
+        if command.event == "judge_declaration" and command.seat is None:
+            if self.declaration is None or self._set_aside_heavenly():
+                return errors.NoDeclarationToJudge(
+                    "Nothing is declared: East has no pending Mah Jongg declaration to judge."
+                )
+            return None
         if command.event != "vote" or not self.all_continue() or self.finished:
             return None
         if self.options.late_objection:
@@ -117,7 +123,8 @@ class StandardTable(Table):
         )
 
     def default_end_reason(self) -> str:
-        heavenly = self.declaration and self.declaration["kind"] == "heavenly"
+        declared = self.declaration
+        heavenly = declared and declared["kind"] == "heavenly" and declared["verdict"] != "invalid"
         return "Heavenly Hand declared" if heavenly else "all passes complete"
 
     # -- validators ----------------------------------------------------------------------------
@@ -147,9 +154,15 @@ class StandardTable(Table):
                 rule="NMJL-13",
             )
 
-    @enforces("NMJL-14", "NMJL-17")
+    @enforces("NMJL-14", "NMJL-17", "NMJL-21")
     def check_heavenly_hand(self, seat: Seat) -> None:
         self._check_declarer(seat)
+        if self.declaration is not None:
+            raise errors.AlreadyDeclared(
+                "East's Heavenly Hand was judged invalid by the director: the same hand "
+                "cannot be declared again. Pass as the First Right asks.",
+                rule="NMJL-21",
+            )
         if self.selections:
             raise errors.HeavenlyHandTooLate(
                 "The first pass has begun (a choice is confirmed): a Heavenly Hand can no "
@@ -160,7 +173,7 @@ class StandardTable(Table):
     @enforces("NMJL-15", "NMJL-17")
     def check_earthly_hand(self, seat: Seat) -> None:
         self._check_declarer(seat)
-        if self.declaration is not None:
+        if self.declaration is not None and not self._set_aside_heavenly():
             raise errors.AlreadyDeclared(
                 f"East already declared a {self.declaration['kind']} hand in this game."
             )
@@ -170,6 +183,23 @@ class StandardTable(Table):
                 f"East holds {held} tiles: an Earthly Hand is declared holding exactly "
                 f"{HAND_SIZE[Seat.EAST]}, and an uneven Courtesy Pass left East with {held}."
             )
+
+    @enforces("NMJL-21")
+    def check_judgement(self, seat: Seat | None) -> None:
+        if self.declaration is None or self._set_aside_heavenly():
+            raise errors.NoDeclarationToJudge(
+                "Nothing is declared: East has no pending Mah Jongg declaration to judge."
+            )
+        if self.declaration.get("judged"):
+            raise errors.DeclarationAlreadyJudged(
+                f"East's {self.declaration['kind']} hand was already judged "
+                f"{self.declaration['verdict']}: a declaration is judged once."
+            )
+
+    def _set_aside_heavenly(self) -> bool:
+        """An invalid Heavenly Hand, set aside: the Charleston was played after it."""
+        d = self.declaration
+        return bool(d and d["kind"] == "heavenly" and d["verdict"] == "invalid" and d.get("judged"))
 
     def _check_declarer(self, seat: Seat) -> None:
         if seat is not Seat.EAST:
@@ -218,6 +248,18 @@ class StandardTable(Table):
     @enforces("NMJL-12", "PASS-10")
     def from_pair_2(self, seat: Seat) -> bool:
         return seat in COURTESY_PAIRS[1]
+
+    @enforces("NMJL-21")
+    def from_director(self, seat: Seat | None) -> bool:
+        return seat is None
+
+    @enforces("NMJL-21")
+    def heavenly_declared(self) -> bool:
+        return bool(self.declaration and self.declaration["kind"] == "heavenly")
+
+    @enforces("NMJL-21")
+    def judged_invalid(self, command: Any) -> bool:
+        return command.verdict == "invalid"
 
     @enforces("NMJL-13")
     def pair_1_declined(self) -> bool:
@@ -279,6 +321,24 @@ class StandardTable(Table):
         verdict = self.hand_checker(self.hand(seat))
         self.declaration = {"seat": seat.value, "kind": kind, "verdict": verdict}
         self._accepted(command, kind=kind, verdict=verdict)
+
+    @enforces("NMJL-21")
+    def record_judgement(self, command: Any) -> None:
+        """A valid hand ends the game with it; an invalid Earthly Hand leaves it complete."""
+        assert self.declaration is not None  # check_judgement
+        kind = self.declaration["kind"]
+        self.declaration = {**self.declaration, "verdict": command.verdict, "judged": True}
+        if command.verdict == "valid":
+            self.ended_reason = f"{kind.capitalize()} Hand judged valid"
+        self._accepted(command, kind=kind)
+
+    @enforces("NMJL-21")
+    def reopen_after_invalid_heavenly(self, command: Any) -> None:
+        """The Charleston is played from the First Right as if nothing had been declared."""
+        assert self.declaration is not None  # check_judgement
+        self.declaration = {**self.declaration, "verdict": "invalid", "judged": True}
+        self.ended_reason = None
+        self._accepted(command, kind="heavenly")
 
     @enforces("NMJL-13")
     def record_agreement(self, source: State) -> None:
