@@ -30,11 +30,11 @@ from charleston_fsm.engine.bots import Bot
 from charleston_fsm.engine.commands import (
     COMMAND_MODELS,
     CloseDingDong,
-    JudgeDeclaration,
     Command,
     DeclareReady,
     Gift,
     GiveDingDong,
+    JudgeDeclaration,
     RequestDingDong,
 )
 from charleston_fsm.engine.seats import SEATS, Seat

@@ -3,13 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
-from charleston_fsm.engine import errors
-from charleston_fsm.engine.commands import JudgeDeclaration
-from charleston_fsm.engine.seats import SEATS
-from charleston_fsm.engine.table import Table
-from charleston_fsm.engine.views import redact, seat_view
-
 from engine_helpers import (
     E,
     S,
@@ -25,6 +18,12 @@ from engine_helpers import (
     run,
     vote,
 )
+
+from charleston_fsm.engine import errors
+from charleston_fsm.engine.commands import JudgeDeclaration
+from charleston_fsm.engine.seats import SEATS
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.views import redact, seat_view
 
 
 def judge(verdict: str, text: str = "checked against the card") -> JudgeDeclaration:
@@ -62,9 +61,7 @@ def test_invalid_heavenly_hand_plays_the_charleston_from_the_first_right() -> No
     # the set-aside hand is not declared again, and judged once only
     assert "declare_mah_jongg" not in seat_view(table, E)["allowed_commands"]
     assert_refused(table, declare(E), errors.AlreadyDeclared, "already_declared", "NMJL-21")
-    assert_refused(
-        table, judge("valid"), errors.NoDeclarationToJudge, "no_declaration_to_judge"
-    )
+    assert_refused(table, judge("valid"), errors.NoDeclarationToJudge, "no_declaration_to_judge")
     # the Charleston then runs to its end and says why it ended, as if nothing was declared
     to_the_end(table)
     assert table.finished and table.ended_reason == "all passes complete"
@@ -108,13 +105,9 @@ def test_invalid_earthly_hand_leaves_the_charleston_complete() -> None:
 @pytest.mark.rule("NMJL-21")
 def test_judging_needs_a_declaration_and_the_director() -> None:
     table = new_table()
-    assert_refused(
-        table, judge("valid"), errors.NoDeclarationToJudge, "no_declaration_to_judge"
-    )
+    assert_refused(table, judge("valid"), errors.NoDeclarationToJudge, "no_declaration_to_judge")
     run(table, confirm(S, plain_tiles(table, S, 3)))
-    assert_refused(
-        table, judge("valid"), errors.NoDeclarationToJudge, "no_declaration_to_judge"
-    )
+    assert_refused(table, judge("valid"), errors.NoDeclarationToJudge, "no_declaration_to_judge")
     for seat in SEATS:
         assert "judge_declaration" not in seat_view(table, seat)["allowed_commands"]
 
