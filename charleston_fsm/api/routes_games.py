@@ -109,8 +109,20 @@ class TableSetup:
                 "commands": f"{base}/commands",
                 "events": f"{base}/events",
                 "stream": f"{base}/stream",
+                **page_links(game_id, self.tokens),
             },
         }
+
+
+def page_links(game_id: str, tokens: dict[str, str]) -> dict[str, str]:
+    """The page of each seat and of the director's desk, its secret after ``#``.
+
+    A browser never sends the fragment to a server, so a platform may hand these out as
+    they are: the page takes the token from it and keeps it for the tab only.
+    """
+    pages = {role: f"/table/{game_id}#token={t}" for role, t in tokens.items()}
+    pages["director"] = f"/desk/{game_id}#token={tokens['director']}"
+    return pages
 
 
 def table_setup(body: CreateGame) -> TableSetup:

@@ -69,7 +69,7 @@ async def create_round(
             "name": body.name,
             "token": token,
             "tables": tables,
-            "links": {"self": base},
+            "links": {"self": base, "room": f"/room/{round_id}#token={token}"},
         },
         status_code=201,
         headers={"Location": base},

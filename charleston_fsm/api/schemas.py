@@ -165,7 +165,16 @@ class CreatedGame(BaseModel):
         description="One secret per seat (east, south, west, north) and one for the director. "
         "Shown once; the service keeps only their SHA-256."
     )
-    links: dict[Literal["self", "commands", "events", "stream"], str]
+    links: dict[
+        Literal[
+            "self", "commands", "events", "stream", "east", "south", "west", "north", "director"
+        ],
+        str,
+    ] = Field(
+        description="API paths (self, commands, events, stream) and one page per seat and "
+        "for the director's desk, each with its secret after # (e.g. "
+        "/table/ID#token=…): hand them out as they are."
+    )
 
 
 class CreatedTable(CreatedGame):
@@ -181,10 +190,14 @@ class CreatedRound(BaseModel):
     name: str | None
     token: str = Field(
         description="The round director's token: it lists the round (GET /v1/rounds/{id}) "
-        "and opens no table; each table's own director token opens that table. Shown once."
+        "and opens each of its tables as their director (the room's links to each desk), "
+        "never as a seat; each table's own director token opens that table. Shown once."
     )
     tables: list[CreatedTable]
-    links: dict[Literal["self"], str]
+    links: dict[Literal["self", "room"], str] = Field(
+        description="The round's API path, and its room page with the round token after # "
+        "(/room/ID#token=…): every table live, for the round's director."
+    )
 
 
 class RoundTableState(BaseModel):
@@ -205,6 +218,14 @@ class RoundTableState(BaseModel):
     quarantined: bool = Field(description="Its record failed verify: nothing is served from it.")
     last_seq: int
     players: dict[str, Any]
+    moved_at: str | None = Field(
+        None, description="When the table's last row was written: the awaited seats wait since."
+    )
+    clock: dict[str, Any] | None = Field(
+        None,
+        description="The clock at a glance: paused (bool) and deadlines (seat: due_at); "
+        "null when the game has no clock.",
+    )
 
 
 class RoundCounts(BaseModel):

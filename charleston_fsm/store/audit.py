@@ -163,10 +163,7 @@ class AuditReport:
             (
                 "Declarations",
                 self.declarations,
-                lambda e: (
-                    f"{e['seat'].capitalize()} declares Mah Jongg "
-                    f"({e['kind']} hand, {e['verdict']})"
-                ),
+                _declaration_line,
             ),
         ]
         for title_, entries, render in sections:
@@ -272,6 +269,10 @@ def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> Audi
                     "verdict": p["verdict"],
                 }
             )
+        elif row.type == "declaration_judged":
+            report.declarations.append(
+                {"seq": row.seq, "at": at, "seat": None, "judged": True, **p}
+            )
         elif row.type in ("ding_dong_requested", "ready_declared", "ding_dong_closed"):
             report.ding_dong.append({"seq": row.seq, "at": at, "seat": seat, "type": row.type, **p})
         elif row.type == "charleston_ended":
@@ -312,6 +313,14 @@ def _clock_line(entry: dict[str, Any]) -> str:
     if entry["type"] == "seat_late":
         return f"{who} ran out of time ({limit}): flagged late"
     return f"{who} ran out of time ({limit}): the clock {entry['done']} in its name"
+
+
+def _declaration_line(entry: dict[str, Any]) -> str:
+    """A declaration, or the director's verdict on it (NMJL-21)."""
+    if entry.get("judged"):
+        return f"The director judges the {entry['kind']} hand {entry['verdict']}: {entry['text']}"
+    who = entry["seat"].capitalize()
+    return f"{who} declares Mah Jongg ({entry['kind']} hand, {entry['verdict']})"
 
 
 def _ding_dong_line(entry: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from ..rulebook import enforces
 from . import integrity
 from .errors import InvalidRound, RoundNotFound
 from .hashing import canonical_time, utc
-from .models import MAX_GAME_ID, GameRow, ProjectionRow, QuarantineRow, RoundRow
+from .models import MAX_GAME_ID, EventRow, GameRow, ProjectionRow, QuarantineRow, RoundRow
 
 if TYPE_CHECKING:
     from ..engine.table import Table
@@ -44,6 +44,10 @@ _ROUND_TABLES = (
         .where(QuarantineRow.game_id == GameRow.id, integrity.ACTIVE)
         .scalar_subquery()
         .label("quarantined"),
+        select(EventRow.created_at)
+        .where(EventRow.game_id == GameRow.id, EventRow.seq == GameRow.last_seq)
+        .scalar_subquery()
+        .label("moved_at"),
     )
     .join(ProjectionRow, ProjectionRow.game_id == GameRow.id)
     .where(GameRow.round_id == bindparam("b_round"))
@@ -67,6 +71,10 @@ class RoundTable:
     quarantined: bool
     last_seq: int
     players: dict[str, Any]
+    #: when the table's last row was written: whoever is awaited has waited since then
+    moved_at: str | None = None
+    #: the clock at a glance (paused, each seat's deadline), ``None`` when clocks are off
+    clock: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -197,6 +205,7 @@ class Rounds:
                 quarantined=True,
                 last_seq=row.last_seq,
                 players=row.players,
+                moved_at=_moment(row.moved_at),
             )
         view = self.view_of(row.snapshot, None, row.clock)
         game = view["game"]
@@ -213,7 +222,21 @@ class Rounds:
             quarantined=False,
             last_seq=row.last_seq,
             players=row.players,
+            moved_at=_moment(row.moved_at),
+            clock=_clock_glance(view.get("clock")),
         )
+
+
+def _moment(value: Any) -> str | None:
+    return canonical_time(utc(value)) if value is not None else None
+
+
+def _clock_glance(clock: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Paused or running, and each awaited seat's deadline (no options, no tiles)."""
+    if not clock:
+        return None
+    deadlines = {s: d["due_at"] for s, d in (clock.get("deadlines") or {}).items()}
+    return {"paused": bool(clock.get("paused")), "deadlines": deadlines}
 
 
 @enforces("SVC-09")
