@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from api_helpers import Game, ok, running
 
+from charleston_fsm.store.record import verify_record
+
 
 @pytest.mark.rule("NMJL-21", "SVC-05")
 def test_links_judge_and_room_over_http(db_url: str, tmp_path: Path) -> None:
@@ -46,6 +48,14 @@ def test_links_judge_and_room_over_http(db_url: str, tmp_path: Path) -> None:
             ok(game.command("south", {"type": "confirm_pass", "tiles": game.plain("south")}))
             assert ok(director.get(game.path("/verify")))["ok"]
             audit = ok(director.get(game.path("/audit")))
+            # the signed record, and the public key that checks it (no token needed)
+            with server.client() as client:
+                key = ok(client.get("/v1/anchor-key"))
+            assert key["algorithm"] == "Ed25519"
+            record = director.get(game.path("/record"))
+            assert record.status_code == 200, record.text
+            assert verify_record(record.text, key["public_key"]).ok
+            assert game.clients["east"].get(game.path("/record")).status_code == 403
             judged_rows = [d for d in audit["declarations"] if d.get("judged")]
             assert [(d["kind"], d["verdict"]) for d in judged_rows] == [("heavenly", "invalid")]
             text = director.get(game.path("/audit"), params={"format": "text"}).text
@@ -77,6 +87,23 @@ def test_links_judge_and_room_over_http(db_url: str, tmp_path: Path) -> None:
                 f"/v1/games/{first}/commands", json={"type": "confirm_pass", "tiles": [1, 2, 3]}
             )
             assert played.status_code == 403
+            ok(
+                client.post(
+                    f"/v1/games/{first}/director/commands",
+                    json={
+                        "type": "record_ruling",
+                        "kind": "warning",
+                        "seat": "west",
+                        "text": "slow",
+                    },
+                )
+            )
+            results = ok(client.get(f"/v1/rounds/{rid}/results"))
+            assert results["tables"][0]["rulings"][0]["text"] == "slow"
+            csv_text = client.get(f"/v1/rounds/{rid}/results", params={"format": "csv"}).text
+            assert csv_text.splitlines()[0].startswith("table,game_id,label,finished")
+            assert "warning west: slow" in csv_text and len(csv_text.splitlines()) == 4
         with server.client(round_["tables"][0]["tokens"]["director"]) as client:
+            assert client.get(f"/v1/rounds/{rid}/results").status_code == 401
             other = round_["tables"][1]["game_id"]
             assert client.get(f"/v1/games/{other}").status_code == 401

@@ -24,6 +24,7 @@ from . import (
     routes_games,
     routes_live,
     routes_meta,
+    routes_record,
     routes_rounds,
     routes_web,
 )
@@ -112,7 +113,14 @@ def create_app(
     install(app)
 
     v1 = APIRouter(prefix=f"/{API_VERSION}")
-    for module in (routes_games, routes_rounds, routes_director, routes_live, routes_meta):
+    for module in (
+        routes_games,
+        routes_rounds,
+        routes_director,
+        routes_record,
+        routes_live,
+        routes_meta,
+    ):
         v1.include_router(module.router)
     app.include_router(v1)
     app.include_router(routes_meta.health)

@@ -1,0 +1,85 @@
+"""A record anyone can verify (the game's, signed), the public key that checks it, and a
+round's results for the books."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import PlainTextResponse, Response
+
+from ..store.record import anchor_key_document, export_record
+from ..tournament.results import results_csv, round_results
+from .auth import bearer_token, token_hash
+from .deps import Credentials, StoreDep, director_only
+from .problems import unauthorized
+from .schemas import problems
+
+router = APIRouter(tags=["record"])
+
+
+@router.get(
+    "/anchor-key",
+    summary="The Ed25519 public key that signs exported records (no token)",
+    response_model=None,
+    responses={200: {"description": "algorithm, public_key (base64 of 32 bytes), key_id"}},
+)
+def get_anchor_key(store: StoreDep) -> dict[str, str]:
+    return anchor_key_document(store.anchor_key)
+
+
+@router.get(
+    "/games/{game_id}/record",
+    summary="The game's record as JSON Lines, its head signed with Ed25519 (director)",
+    response_class=Response,
+    responses={
+        200: {"content": {"application/jsonl": {"schema": {"type": "string"}}}},
+        **problems(401, 403, 404, 422, 423),
+    },
+    description=(
+        "The deal, every row with its hash, and the head signed after the store verified "
+        "the game (format `charleston-fsm record v1`, docs/record.md). Anyone checks it "
+        "without a database: `charleston-fsm record verify FILE --public-key KEY`."
+    ),
+)
+async def get_record(game_id: str, request: Request, store: StoreDep, _: Credentials) -> Response:
+    await run_in_threadpool(director_only, request, game_id)
+    text = await run_in_threadpool(export_record, store, game_id)
+    return Response(
+        text,
+        media_type="application/jsonl",
+        headers={"Content-Disposition": f'attachment; filename="game-{game_id}.jsonl"'},
+    )
+
+
+@router.get(
+    "/rounds/{round_id}/results",
+    summary="A round's results: per table its end, late seats, rulings, verdicts",
+    response_model=None,
+    responses={
+        200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
+        **problems(401, 404),
+    },
+)
+def get_round_results(
+    round_id: str,
+    request: Request,
+    store: StoreDep,
+    _: Credentials,
+    format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+) -> Any:
+    token = bearer_token(request)
+    if not store.round_opens(round_id, token_hash(token or "")):
+        raise unauthorized(
+            "invalid_token", "Send the round's own token (from POST /v1/rounds) to read it."
+        )
+    request.state.role = "round_director"
+    results = round_results(store, round_id)
+    if format == "csv":
+        return PlainTextResponse(
+            results_csv(results),
+            media_type="text/csv",
+            headers={"Content-Disposition": f'attachment; filename="round-{round_id}.csv"'},
+        )
+    return results

@@ -1,0 +1,81 @@
+"""A round's results for the tournament's books: per table its end, late seats, rulings
+and verdicts, as JSON or CSV (no tiles: a spreadsheet is shared more widely than a desk)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+COLUMNS = (
+    "table",
+    "game_id",
+    "label",
+    "finished",
+    "finished_at",
+    "ended_reason",
+    "late_seats",
+    "rulings",
+    "verdicts",
+    "quarantined",
+)
+
+
+def round_results(store: Any, round_id: str) -> dict[str, Any]:
+    """Every table of the round with what its audit says (quarantined tables: the listing)."""
+    listing = store.round_listing(round_id)
+    labels = (listing.settings or {}).get("labels") or []
+    tables = []
+    for row in listing.tables:
+        entry: dict[str, Any] = {
+            "table": row.table,
+            "game_id": row.game_id,
+            "label": labels[row.table - 1] if row.table - 1 < len(labels) else None,
+            "finished": row.finished,
+            "finished_at": None,
+            "ended_reason": row.ended_reason,
+            "late_seats": list(row.late),
+            "rulings": [],
+            "verdicts": [],
+            "quarantined": row.quarantined,
+        }
+        if not row.quarantined:
+            audit = store.audit(row.game_id)
+            if audit.ended and row.finished:
+                entry["finished_at"] = audit.ended["at"]
+            entry["rulings"] = [
+                {k: r[k] for k in ("seq", "at", "seat", "kind", "text")} for r in audit.rulings
+            ]
+            entry["verdicts"] = [
+                {"seq": d["seq"], "at": d["at"], "kind": d["kind"], "verdict": d["verdict"]}
+                for d in audit.declarations
+            ]
+        tables.append(entry)
+    return {"round_id": listing.round_id, "name": listing.name, "tables": tables}
+
+
+def results_csv(results: dict[str, Any]) -> str:
+    """One line per table; rulings and verdicts as readable text in one cell each."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    for t in results["tables"]:
+        rulings = "; ".join(
+            f"{r['kind']}{' ' + r['seat'] if r['seat'] else ''}: {r['text']}" for r in t["rulings"]
+        )
+        verdicts = "; ".join(f"{v['kind']} {v['verdict']}" for v in t["verdicts"])
+        writer.writerow(
+            [
+                t["table"],
+                t["game_id"],
+                t["label"] or "",
+                "yes" if t["finished"] else "no",
+                t["finished_at"] or "",
+                t["ended_reason"] or "",
+                " ".join(t["late_seats"]),
+                rulings,
+                verdicts,
+                "yes" if t["quarantined"] else "no",
+            ]
+        )
+    return out.getvalue()
