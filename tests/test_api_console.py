@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from api_helpers import Game, ok, running
+from api_helpers import Game, cli, free_port, ok, running
 
 from charleston_fsm.store.record import verify_record
 
@@ -98,8 +98,20 @@ def test_links_judge_and_room_over_http(db_url: str, tmp_path: Path) -> None:
                     },
                 )
             )
+            # the CLI's director commands go through the service, authorised like the page
+            url = ["--url", server.base_url]
+            out = cli("director", "resume", first, *url, "--token", rtoken).stdout
+            assert "resume recorded at seq" in out
+            cli("director", "ruling", first, *url, "--token", rtoken, "--kind", "note",
+                "--text", "by the CLI")  # fmt: skip
+            refused = cli("director", "pause", first, *url, "--token", "nope", check=False)
+            assert refused.returncode == 1 and "does not open this game" in refused.stdout
+            gone = ["--url", f"http://127.0.0.1:{free_port()}"]
+            stopped = cli("director", "pause", first, *gone, "--token", rtoken, check=False)
+            assert stopped.returncode == 2 and "Is it running?" in stopped.stdout
+            assert "Traceback" not in refused.stdout + refused.stderr + stopped.stderr
             results = ok(client.get(f"/v1/rounds/{rid}/results"))
-            assert results["tables"][0]["rulings"][0]["text"] == "slow"
+            assert [r["text"] for r in results["tables"][0]["rulings"]] == ["slow", "by the CLI"]
             csv_text = client.get(f"/v1/rounds/{rid}/results", params={"format": "csv"}).text
             assert csv_text.splitlines()[0].startswith("table,game_id,label,finished")
             assert "warning west: slow" in csv_text and len(csv_text.splitlines()) == 4

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import typer
 
-from . import play, record, records, reference, serve, tournament
+from . import director, play, record, records, reference, serve, tournament
 
 app = typer.Typer(
     help="The Charleston of American Mah Jongg as a statechart.", no_args_is_help=True
 )
 
-for part in (play, reference, serve, records, record, tournament):
+for part in (play, reference, serve, records, record, director, tournament):
     app.registered_commands += part.commands.registered_commands
     app.registered_groups += part.commands.registered_groups
 
