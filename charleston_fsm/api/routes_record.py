@@ -14,6 +14,7 @@ from ..tournament.results import results_csv, round_results
 from .auth import bearer_token, token_hash
 from .deps import Credentials, StoreDep, director_only
 from .problems import unauthorized
+from .render import DIAGRAM_RESPONSES, diagram
 from .schemas import problems
 
 router = APIRouter(tags=["record"])
@@ -83,3 +84,24 @@ def get_round_results(
             headers={"Content-Disposition": f'attachment; filename="round-{round_id}.csv"'},
         )
     return results
+
+
+@router.get(
+    "/games/{game_id}/replay/diagram",
+    summary="The diagram with the active states of the table at seq N (director)",
+    response_class=Response,
+    responses={**DIAGRAM_RESPONSES, **problems(400, 401, 403, 404, 423, 503)},
+    description="What the desk's timeline slider lights: the configuration after row `seq`.",
+)
+def get_replay_diagram(
+    game_id: str,
+    request: Request,
+    store: StoreDep,
+    _: Credentials,
+    seq: Annotated[int, Query(ge=1)],
+    format: Annotated[str, Query(description="svg, dot or mermaid")] = "svg",
+) -> Response:
+    director_only(request, game_id)
+    from .. import diagrams
+
+    return diagram(diagrams.live, store.replay(game_id, at=seq), format)

@@ -30,6 +30,16 @@ def director_desk(game_id: str) -> FileResponse:
     return _page("desk.html")
 
 
+@router.get("/room/{round_id}")
+def round_room(round_id: str) -> FileResponse:
+    return _page("room.html")
+
+
+@router.get("/rounds/new")
+def new_round() -> FileResponse:
+    return _page("round_new.html")
+
+
 def install(app: FastAPI) -> None:
     app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

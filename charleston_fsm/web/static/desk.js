@@ -1,26 +1,30 @@
-// The director's desk: the full table, the live statechart, the timeline with a replay
-// slider (GET …/replay?seq=N), the audit with every tile's route and the hash-chain check.
+// The director's desk: the audit as the page's main content (with "who gave what to
+// whom" and a tile's route), the full table, rulings, the clock, the verdict on a
+// declaration, and the timeline whose slider replays the table and lights the statechart
+// as it was at that seq (GET …/replay?seq=N, …/replay/diagram?seq=N).
 
-import { Api, ApiError, gameIdFromPath, refusalText, showLive, tokenFor } from "./api.js";
+import { Api, gameIdFromPath, showLive, tokenFor } from "./api.js";
 import { SEATS, tileElement, title } from "./tiles.js";
+import { confirmAct, dueText, element, plainError } from "./console.js";
+import { facesOf, routeOf, timelineRow, transfersTable } from "./desk_audit.js";
 
 const gameId = gameIdFromPath();
 const api = new Api(gameId, tokenFor(gameId));
 const $ = (id) => document.getElementById(id);
-const state = { events: [], lastSeq: 0, shownSeq: null, urls: [] };
+const state = {
+  events: [], lastSeq: 0, shownSeq: null, urls: [], faces: new Map(), audit: null, view: null,
+  stepOf: new Map(),
+};
 
 function say(text, kind = "info") {
   $("message").textContent = text;
   $("message").dataset.kind = kind;
 }
 
-function fail(error) {
-  say(error instanceof ApiError ? refusalText(error) : String(error), "error");
-}
+const fail = (error) => say(plainError(error), "error");
 
 function tiles(list) {
-  const box = document.createElement("div");
-  box.className = "seat-tiles";
+  const box = element("div", "", "seat-tiles");
   for (const t of list) {
     const el = tileElement(t, { tag: "span" });
     el.classList.add("small-tile");
@@ -29,14 +33,11 @@ function tiles(list) {
   return box;
 }
 
-function renderView(view, seq) {
+function renderFacts(view, seq) {
   const g = view.game;
   $("where").textContent = `${g.ruleset} · game ${gameId}`;
   const facts = $("facts");
-  facts.replaceChildren();
-  const h = document.createElement("h2");
-  h.textContent = seq === null ? "The table now" : `The table at seq ${seq}`;
-  facts.append(h);
+  facts.replaceChildren(element("h2", seq === null ? "The table now" : `The table at seq ${seq}`));
   const lines = [
     `State: ${g.state_labels.join(" · ") || g.state.join(" · ")}`,
     `Passes resolved: ${g.passes_resolved} · wall: ${view.wall.count} tiles`,
@@ -46,56 +47,128 @@ function renderView(view, seq) {
   }
   if (g.votes && Object.keys(g.votes).length) lines.push(`Votes: ${Object.entries(g.votes).map(([s, c]) => `${title(s)} ${c}`).join(", ")}`);
   if (Object.keys(view.courtesy_agreed).length) lines.push(`Courtesy agreed: ${Object.entries(view.courtesy_agreed).map(([p, n]) => `${p} ${n}`).join(", ")}`);
-  if (g.declaration) lines.push(`${title(g.declaration.seat)} declared ${g.declaration.kind} Mah Jongg (${g.declaration.verdict})`);
+  if (g.declaration) {
+    const d = g.declaration;
+    lines.push(`${title(d.seat)} declared ${d.kind} Mah Jongg: ${d.judged ? `judged ${d.verdict} by the director` : d.verdict}`);
+  }
   if (g.ding_dong) lines.push(`Ding Dong: ${g.ding_dong.requested} of ${g.ding_dong.max}${g.ding_dong.ready ? `, ${title(g.ding_dong.ready)} Ready` : ""}${g.ding_dong.closed ? ", closed" : ""}`);
   if (g.finished) lines.push(`Over: ${g.ended_reason ?? "complete"}`);
-  for (const line of lines) {
-    const p = document.createElement("p");
-    p.textContent = line;
-    facts.append(p);
-  }
+  for (const line of lines) facts.append(element("p", line));
+}
+
+function renderSeats(view) {
+  const g = view.game;
+  const clock = view.clock;
   const seats = $("seats");
   seats.replaceChildren();
   for (const seat of SEATS) {
     const s = view.seats[seat];
-    const card = document.createElement("div");
-    card.className = "card";
+    const card = element("div", "", "card seat-card");
     card.dataset.seat = seat;
-    const name = document.createElement("h2");
-    name.textContent = `${title(seat)} · ${g.hand_sizes[seat]} tiles${s.offer !== null && s.offer !== undefined ? ` · offers ${s.offer}` : ""}`;
-    card.append(name, tiles(s.rack));
-    if (s.received.length) {
-      const label = document.createElement("p");
-      label.className = "muted";
-      label.textContent = "Received, not placed:";
-      card.append(label, tiles(s.received));
+    const offer = s.offer !== null && s.offer !== undefined ? ` · offers ${s.offer}` : "";
+    card.append(element("h3", `${title(seat)} · ${g.hand_sizes[seat]} tiles${offer}`));
+    const deadline = clock?.deadlines?.[seat];
+    const late = clock?.late?.includes(seat);
+    const status = element("p", "", "seat-clock");
+    status.dataset.late = late ? "yes" : "no";
+    if (late) status.append(element("span", "LATE", "late-flag"), " ");
+    if (deadline) {
+      status.append(`${deadline.kind.replaceAll("_", " ")}: ${clock.paused ? "clock paused" : dueText(deadline.due_at)}`);
+    } else {
+      status.append(clock ? "nothing awaited" : "no clock");
     }
+    card.append(status, tiles(s.rack));
+    if (s.received.length) card.append(element("p", "Received, not placed:", "muted"), tiles(s.received));
     if (s.selection) {
-      const label = document.createElement("p");
-      label.className = "muted";
-      label.textContent = `Chosen, locked${s.selection.blind ? ` (+${s.selection.blind} blind)` : ""}${s.selection.to ? ` to ${s.selection.to.map(title).join(", ")}` : ""}:`;
-      card.append(label, tiles(s.selection.tiles));
+      const sel = s.selection;
+      card.append(element("p", `Chosen, locked${sel.blind ? ` (+${sel.blind} blind)` : ""}${sel.to ? ` to ${sel.to.map(title).join(", ")}` : ""}:`, "muted"), tiles(sel.tiles));
     }
     seats.append(card);
   }
+}
+
+function renderTools(view) {
+  const g = view.game;
+  const clock = view.clock;
+  const timed = clock && clock.options;
+  $("clock-state").textContent = !timed ? "This game has no clock (bots act at once)." : clock.paused ? "The clock is paused." : "The clock is running.";
+  $("pause").hidden = !timed || clock.paused;
+  $("resume").hidden = !timed || !clock.paused;
   $("close-ding-dong").hidden = !(g.ding_dong && !g.ding_dong.closed && !g.finished);
+  const d = g.declaration;
+  const pending = d && !d.judged && !(d.kind === "heavenly" && !g.finished);
+  $("judge-form").hidden = !pending;
+  if (pending) $("judge-what").textContent = `${title(d.seat)} declared a ${d.kind} hand: judge it against the card.`;
+}
+
+function renderView(view, seq) {
+  renderFacts(view, seq);
+  renderSeats(view);
+  if (seq === null) {
+    state.view = view;
+    renderTools(view);
+  }
+}
+
+/** Which pass each row belongs to: its own step, else the state the table was in. */
+function assignSteps() {
+  let current = "CHARLESTON_P1_R";
+  for (const e of state.events) {
+    if (e.type === "state_changed") {
+      state.stepOf.set(e.seq, current);
+      current = (e.payload.to || []).at(-1) || current;
+      continue;
+    }
+    state.stepOf.set(e.seq, e.payload?.step || current);
+  }
+  const select = $("filter-pass");
+  const chosen = select.value;
+  const labels = new Map((state.audit?.passes || []).map((p) => [p.step, p.label]));
+  const steps = [...new Set(state.stepOf.values())];
+  select.replaceChildren(element("option", "every pass"));
+  select.firstChild.value = "";
+  for (const step of steps) {
+    const o = element("option", labels.get(step) || step);
+    o.value = step;
+    select.append(o);
+  }
+  select.value = steps.includes(chosen) ? chosen : "";
 }
 
 function renderTimeline() {
   const list = $("timeline");
+  const seat = $("filter-seat").value;
+  const step = $("filter-pass").value;
   list.replaceChildren();
   for (const e of state.events) {
-    const li = document.createElement("li");
-    li.value = e.seq;
-    li.dataset.seq = e.seq;
-    li.textContent = `${e.type}${e.seat ? ` · ${e.seat}` : ""}`;
-    if (e.seq === state.shownSeq) li.classList.add("current");
-    li.addEventListener("click", () => showAt(e.seq));
+    if (seat && e.seat !== seat && e.payload?.receiver !== seat) continue;
+    if (step && state.stepOf.get(e.seq) !== step) continue;
+    const li = timelineRow(e, state.faces, showAt);
+    if (e.seq === state.shownSeq) {
+      li.classList.add("current");
+      li.firstChild.setAttribute("aria-current", "step");
+    }
     list.append(li);
   }
   const slider = $("slider");
   slider.max = String(Math.max(1, state.lastSeq));
   if ($("follow").checked) slider.value = String(state.lastSeq);
+}
+
+async function drawDiagram(seq) {
+  const box = $("diagram");
+  const path = seq === null ? "/diagram?format=svg" : `/replay/diagram?format=svg&seq=${seq}`;
+  const svg = await api.get(path, "text");
+  box.innerHTML = svg;
+  box.dataset.seq = seq === null ? "live" : String(seq);
+  const svgEl = box.querySelector("svg");
+  if (svgEl) {
+    svgEl.setAttribute("role", "img");
+    svgEl.setAttribute("aria-label", seq === null ? "The statechart, active states lit" : `The statechart at seq ${seq}`);
+  }
+  $("diagram-at").textContent = seq === null ? "(live)" : `(at seq ${seq})`;
+  const lit = box.querySelector("svg .active");
+  if (lit) box.scrollTop += lit.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientHeight / 3;
 }
 
 async function showAt(seq) {
@@ -108,6 +181,7 @@ async function showAt(seq) {
     state.shownSeq = seq;
     renderView(answer.view, seq);
     renderTimeline();
+    await drawDiagram(seq);
     document.body.dataset.replaySeq = String(seq);
   } catch (error) {
     fail(error);
@@ -119,30 +193,53 @@ async function refresh() {
     const listing = await api.get(`/events?after=${state.lastSeq}`);
     state.events.push(...listing.events);
     state.lastSeq = listing.last_seq;
-    renderTimeline();
+    if (!state.faces.size) state.faces = facesOf((await api.get("/replay?seq=1")).view);
+    await loadAudit();
+    assignSteps();
+    const now = await api.get();
     if ($("follow").checked) {
-      const now = await api.get();
       state.shownSeq = state.lastSeq;
       $("seq-out").textContent = String(state.lastSeq);
       renderView(now.view, null);
-      renderTimeline();
+      await drawDiagram(null);
       document.body.dataset.replaySeq = String(state.lastSeq);
+    } else {
+      state.view = now.view;
+      renderTools(now.view);
     }
-    const box = $("diagram");
-    box.innerHTML = await api.get("/diagram?format=svg", "text");
-    const lit = box.querySelector("svg .active");
-    if (lit && $("follow").checked) {
-      // bring the lit state into view (the diagram is taller than its box)
-      box.scrollTop += lit.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientHeight / 3;
-    }
-    await loadAudit();
+    renderTimeline();
   } catch (error) {
     fail(error);
   }
 }
 
+function renderTransfers() {
+  const passes = state.audit?.passes || [];
+  const select = $("route-pass");
+  const chosen = select.value;
+  select.replaceChildren();
+  for (const p of passes) {
+    const o = element("option", p.label);
+    o.value = String(p.number);
+    select.append(o);
+  }
+  if (!passes.length) select.append(element("option", "no pass yet"));
+  select.value = passes.some((p) => String(p.number) === chosen) ? chosen : String(passes.at(-1)?.number ?? "");
+  const pass = passes.find((p) => String(p.number) === select.value);
+  $("transfers").replaceChildren(pass ? transfersTable(pass, state.faces, showRoute) : element("p", "No pass has resolved yet.", "muted"));
+}
+
+function showRoute(tile) {
+  const legs = routeOf(tile, state.audit?.passes || []);
+  const face = state.faces.get(tile) || "?";
+  $("route").textContent = legs.length
+    ? `Tile ${tile} (${face}): ${legs.join(" · then ")}.`
+    : `Tile ${tile} (${face}) never moved.`;
+}
+
 async function loadAudit() {
   const [json, text] = await Promise.all([api.get("/audit"), api.get("/audit?format=text", "text")]);
+  state.audit = json;
   $("audit").textContent = text;
   for (const url of state.urls) URL.revokeObjectURL(url);
   const jsonUrl = URL.createObjectURL(new Blob([JSON.stringify(json, null, 2)], { type: "application/json" }));
@@ -152,6 +249,19 @@ async function loadAudit() {
   $("audit-json").download = `audit-${gameId}.json`;
   $("audit-text").href = textUrl;
   $("audit-text").download = `audit-${gameId}.txt`;
+  renderTransfers();
+}
+
+async function direct(command, done) {
+  try {
+    await api.command(command, "/director/commands");
+    say(done);
+    await refresh();
+    return true;
+  } catch (error) {
+    fail(error);
+    return false;
+  }
 }
 
 let timer = null;
@@ -160,36 +270,95 @@ const refreshSoon = () => {
   timer = setTimeout(refresh, 150);
 };
 
-$("slider").addEventListener("input", () => showAt(Number($("slider").value)));
-$("follow").addEventListener("change", () => $("follow").checked && refresh());
-$("verify").addEventListener("click", async () => {
-  try {
-    const result = await api.get("/verify");
-    const out = $("verify-result");
-    const findings = result.findings ?? [];
-    out.className = findings.length ? "bad" : "ok";
-    out.textContent = findings.length
-      ? `${findings.length} finding(s): ${findings.map((f) => `${f.kind} at ${f.seq}: ${f.message}`).join("; ")}`
-      : "Hash chain intact: every row, the head and the anchors check.";
-  } catch (error) {
-    fail(error);
-  }
-});
-$("close-ding-dong").addEventListener("click", async () => {
-  try {
-    await api.command({ type: "close_ding_dong" }, "/director/commands");
-    say("Ding Dong window closed.");
-  } catch (error) {
-    fail(error);
-  }
-});
-
-if (!api.token) {
-  say("This page needs the director's link (…#token=…).", "error");
-} else {
-  refresh();
-  api.follow(
-    (message) => message.event !== "subscribed" && refreshSoon(),
-    showLive($("live")),
-  );
+function wire() {
+  $("slider").addEventListener("input", () => showAt(Number($("slider").value)));
+  $("follow").addEventListener("change", () => $("follow").checked && refresh());
+  $("filter-seat").addEventListener("change", renderTimeline);
+  $("filter-pass").addEventListener("change", renderTimeline);
+  $("route-pass").addEventListener("change", renderTransfers);
+  $("print").addEventListener("click", () => window.print());
+  $("verify").addEventListener("click", async () => {
+    try {
+      const result = await api.get("/verify");
+      const out = $("verify-result");
+      const findings = result.findings ?? [];
+      out.className = findings.length ? "bad" : "ok";
+      out.textContent = findings.length
+        ? `${findings.length} finding(s): ${findings.map((f) => `${f.kind} at ${f.seq}: ${f.message}`).join("; ")}`
+        : "Hash chain intact: every row, the head and the anchors check.";
+    } catch (error) {
+      fail(error);
+    }
+  });
+  $("download-record").addEventListener("click", async () => {
+    try {
+      const text = await api.get("/record", "text");
+      const link = $("record-link");
+      link.href = URL.createObjectURL(new Blob([text], { type: "application/jsonl" }));
+      link.download = `game-${gameId}.jsonl`;
+      link.click();
+      say("The signed record is downloaded: anyone can check it with 'charleston-fsm record verify FILE'.");
+    } catch (error) {
+      fail(error);
+    }
+  });
+  $("ruling-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = $("ruling-text").value.trim();
+    if (!text) return say("Write the ruling first: it is recorded with its text.", "error");
+    const command = { type: "record_ruling", kind: $("ruling-kind").value, text };
+    if ($("ruling-seat").value) command.seat = $("ruling-seat").value;
+    const who = command.seat ? ` about ${title(command.seat)}` : "";
+    if (!(await confirmAct(`Record this ${command.kind}${who} in the game's record? It cannot be removed.`, "Record it"))) return;
+    if (await direct(command, `${title(command.kind)} recorded${who}.`)) $("ruling-text").value = "";
+  });
+  $("pause").addEventListener("click", async () => {
+    if (!(await confirmAct("Pause the clock? No deadline runs until you resume it; the pause is recorded.", "Pause the clock"))) return;
+    await direct({ type: "pause_clock" }, "The clock is paused.");
+  });
+  $("resume").addEventListener("click", async () => {
+    await direct({ type: "resume_clock" }, "The clock is running again; every deadline moved by the pause.");
+  });
+  $("close-ding-dong").addEventListener("click", async () => {
+    if (!(await confirmAct("Close the Ding Dong window? No Ding Dong can be requested after it.", "Close it"))) return;
+    await direct({ type: "close_ding_dong" }, "Ding Dong window closed.");
+  });
+  $("judge-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const verdict = document.querySelector('input[name="verdict"]:checked')?.value;
+    const text = $("judge-text").value.trim();
+    if (!verdict || !text) return say("Choose valid or invalid and say why: the verdict is recorded with it.", "error");
+    const d = state.view?.game?.declaration;
+    const effect = verdict === "valid"
+      ? "the game ends with this hand"
+      : d?.kind === "heavenly" ? "the Charleston is played from the First Right" : "the Charleston stays complete";
+    if (!(await confirmAct(`Judge the ${d?.kind ?? ""} hand ${verdict}? ${effect[0].toUpperCase()}${effect.slice(1)}; a verdict is final.`, `Judge it ${verdict}`))) return;
+    await direct({ type: "judge_declaration", verdict, text }, `The hand is judged ${verdict}: ${effect}.`);
+  });
 }
+
+async function start() {
+  if (!api.token) {
+    say("This page needs the director's link, the one that ends in #token=…. Ask whoever created the game (or the round) for it.", "error");
+    return;
+  }
+  try {
+    const me = await api.get();
+    if (me.role !== "director") {
+      say(`This is ${title(me.role)}'s link, not the director's: it opens ${title(me.role)}'s table.`, "error");
+      const a = element("a", `Open ${title(me.role)}'s table instead`);
+      a.href = `/table/${encodeURIComponent(gameId)}`;
+      $("message").append(" ", a);
+      return;
+    }
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  wire();
+  await refresh();
+  api.follow((message) => message.event !== "subscribed" && refreshSoon(), showLive($("live")));
+  setInterval(() => state.view && $("follow").checked && renderSeats(state.view), 1000);
+}
+
+start();

@@ -1,0 +1,129 @@
+// Create a round from a page (POST /v1/rounds), for a small event with no platform: then
+// list the room's link and every table's seat and desk links, ready to print or copy.
+
+import { SEATS, title } from "./tiles.js";
+import { element, plainError } from "./console.js";
+import { ApiError } from "./api.js";
+
+const $ = (id) => document.getElementById(id);
+let rulesets = [];
+
+function say(text, kind = "info") {
+  $("message").textContent = text;
+  $("message").dataset.kind = kind;
+}
+
+const seconds = (id) => ($(id).value ? Number($(id).value) : null);
+
+function body() {
+  const bots = SEATS.filter((s) => $(`bot-${s}`).checked);
+  const clock = {
+    confirm_pass: seconds("clock-confirm"),
+    vote: seconds("clock-vote"),
+    courtesy: seconds("clock-courtesy"),
+    place_tiles: seconds("clock-place"),
+    on_expiry: $("clock-expiry").value,
+  };
+  const timed = ["confirm_pass", "vote", "courtesy", "place_tiles"].some((k) => clock[k] !== null);
+  const count = Number($("count").value);
+  const seed = $("seed").value === "" ? null : Number($("seed").value);
+  const names = $("names").value.split("\n").map((line) => line.split(",").map((n) => n.trim()));
+  const tables = [];
+  for (let i = 0; i < count; i++) {
+    const table = { ruleset: $("ruleset").value, label: `Table ${i + 1}` };
+    if (seed !== null) table.seed = seed + i;
+    if (bots.length) table.bots = bots;
+    if (timed) table.clock = clock;
+    const players = {};
+    SEATS.forEach((s, j) => { if (names[i]?.[j]) players[s] = names[i][j]; });
+    if (Object.keys(players).length) table.players = players;
+    tables.push(table);
+  }
+  return { name: $("name").value.trim() || null, tables };
+}
+
+function link(label, path) {
+  const li = element("li");
+  const url = new URL(path, location.origin).href;
+  const a = element("a", label);
+  a.href = url;
+  li.append(a, element("br"), element("code", url));
+  return li;
+}
+
+function show(round) {
+  const list = $("links");
+  list.replaceChildren(link(`The room of ${round.name || "the round"} (director)`, round.links.room));
+  for (const t of round.tables) {
+    const item = element("li");
+    item.append(element("h3", `${t.label || `Table ${t.table}`}`));
+    const inner = element("ul", "", "links-list");
+    inner.append(link("Director's desk", t.links.director));
+    for (const seat of SEATS) {
+      const who = t.bots.includes(seat) ? " (bot: watch only)" : "";
+      inner.append(link(`${title(seat)}${who}`, t.links[seat]));
+    }
+    item.append(inner);
+    list.append(item);
+  }
+  $("created").hidden = false;
+  $("create").hidden = true;
+  $("created-title").focus?.();
+}
+
+async function create(event) {
+  event.preventDefault();
+  say("");
+  const headers = { "Content-Type": "application/json" };
+  const key = $("platform-key").value.trim();
+  if (key) headers.Authorization = `Bearer ${key}`;
+  try {
+    let response;
+    try {
+      response = await fetch("/v1/rounds", { method: "POST", headers, body: JSON.stringify(body()) });
+    } catch (_) {
+      throw new TypeError("no answer");
+    }
+    const answer = await response.json().catch(() => null);
+    if (!response.ok) throw new ApiError(response.status, answer);
+    show(answer);
+    say(`Round created: ${answer.tables.length} tables.`);
+  } catch (error) {
+    say(plainError(error, "round"), "error");
+  }
+}
+
+async function start() {
+  for (const seat of SEATS) {
+    const label = element("label");
+    const box = element("input");
+    box.type = "checkbox";
+    box.id = `bot-${seat}`;
+    label.append(box, ` ${title(seat)} `);
+    $("bots").append(label);
+  }
+  try {
+    const answer = await (await fetch("/v1/rulesets")).json();
+    rulesets = answer.rulesets || answer;
+  } catch (_) {
+    say(plainError(new TypeError("no answer")), "error");
+    return;
+  }
+  for (const r of rulesets) $("ruleset").append(new Option(`${r.name}: ${r.title}`, r.name));
+  const about = () => { $("ruleset-about").textContent = rulesets.find((r) => r.name === $("ruleset").value)?.description || ""; };
+  $("ruleset").addEventListener("change", about);
+  about();
+  $("create").addEventListener("submit", create);
+  $("print").addEventListener("click", () => window.print());
+  $("copy").addEventListener("click", async () => {
+    const text = [...$("links").querySelectorAll("a")].map((a) => `${a.textContent}: ${a.href}`).join("\n");
+    try {
+      await navigator.clipboard.writeText(text);
+      say("Every link is copied.");
+    } catch (_) {
+      say("The browser did not allow copying: select the links and copy them by hand.", "error");
+    }
+  });
+}
+
+start();
