@@ -273,6 +273,8 @@ def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> Audi
             report.declarations.append(
                 {"seq": row.seq, "at": at, "seat": None, "judged": True, **p}
             )
+            if p["kind"] == "heavenly" and p["verdict"] == "invalid":
+                report.ended = None  # set aside: the Charleston is played after all
         elif row.type in ("ding_dong_requested", "ready_declared", "ding_dong_closed"):
             report.ding_dong.append({"seq": row.seq, "at": at, "seat": seat, "type": row.type, **p})
         elif row.type == "charleston_ended":

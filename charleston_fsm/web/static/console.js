@@ -4,18 +4,18 @@
 import { ApiError, refusalText } from "./api.js";
 
 /** A failure as a sentence a director can act on, never a raw error. */
-export function plainError(error, what = "this game") {
+export function plainError(error, noun = "game") {
   if (!(error instanceof ApiError)) {
     return "The server does not answer: it may be stopped or restarting. This page tries " +
       "again by itself; if it stays like this, start the server again (./dev serve).";
   }
   const code = error.problem?.code;
   if (error.status === 404) {
-    return `There is no ${what} on this server: the link is stale (the database may have ` +
+    return `There is no such ${noun} on this server: the link is stale (the database may have ` +
       "been reset) or was copied wrongly. Ask for the link again.";
   }
   if (code === "invalid_token" || code === "missing_token") {
-    return `This link's secret does not open ${what}: it belongs to another game or ` +
+    return `This link's secret does not open this ${noun}: it belongs to another game or ` +
       "round, or was cut short when copied. Ask for the link again.";
   }
   if (error.status === 423) {

@@ -77,9 +77,10 @@ function render() {
     const tr = element("tr");
     tr.dataset.table = t.table;
     tr.dataset.late = t.late.length ? "yes" : "no";
-    const link = element("a", `Table ${t.table}${labels[t.table - 1] ? ` · ${labels[t.table - 1]}` : ""}`);
+    const name = `Table ${t.table}${labels[t.table - 1] ? ` · ${labels[t.table - 1]}` : ""}`;
+    const link = element("a", name);
     link.href = `/desk/${encodeURIComponent(t.game_id)}#token=${encodeURIComponent(token)}`;
-    link.setAttribute("aria-label", `Open the desk of table ${t.table}`);
+    link.setAttribute("aria-label", `${name}: open its desk`);
     const waited = waitedSeconds(t);
     const awaited = t.finished || t.quarantined ? "–"
       : t.awaiting.length ? `${t.awaiting.map(title).join(", ")} · for ${duration(waited)}` : "nobody";

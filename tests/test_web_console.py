@@ -1,0 +1,212 @@
+"""The director's console in a real browser: the round room (a 3-table round, live,
+sorted, one table paused), the desk (a ruling and a pause that land in the audit, a
+Heavenly Hand judged invalid, the slider lighting the diagram at a seq, the timeline by
+keyboard, a tile's route), a round created from its page, plain sentences for wrong
+links and a stopped server, axe at desktop and phone widths."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from api_helpers import Server, running
+from playwright.sync_api import Browser, Page, expect
+from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean, browser_or_skip
+
+expect.set_options(timeout=15_000)
+IMG = Path(__file__).parents[1] / "docs" / "img"
+CLOCK = {"confirm_pass": 600, "vote": 600, "courtesy": 600, "place_tiles": 600}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    yield from browser_or_skip()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("console")
+    with running(f"sqlite:///{tmp / 'console.sqlite3'}", tmp) as server:
+        yield server
+
+
+def post(server: Server, path: str, body: dict[str, Any], token: str | None = None) -> Any:
+    with server.client(token) as client:
+        answer = client.post(path, json=body)
+    assert answer.status_code in (200, 201), answer.text
+    return answer.json()
+
+
+def confirm_dialog(page: Page, button: str) -> None:
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name=button).click()
+    expect(dialog).to_be_hidden()
+
+
+def test_room_shows_a_three_table_round_and_pauses_a_table(
+    server: Server, browser: Browser
+) -> None:
+    shots = Shots("room")
+    tables = [
+        {"seed": 21, "label": "Oak", "clock": {**CLOCK, "on_expiry": "flag_late"}},
+        {"seed": 22, "label": "Elm", "clock": {"confirm_pass": 1, "on_expiry": "flag_late"}},
+        {"seed": 23, "label": "Ash", "bots": ["east", "south", "west", "north"]},
+    ]
+    round_ = post(server, "/v1/rounds", {"name": "Round 2", "tables": tables})
+    for viewport, name in ((DESKTOP, "desktop"), (PHONE, "phone")):
+        context = browser.new_context(viewport=viewport)
+        page = context.new_page()
+        page.goto(server.base_url + round_["links"]["room"])
+        rows = page.locator("#tables tr")
+        expect(rows).to_have_count(3)
+        expect(page.locator("#counts")).to_contain_text("3 tables")
+        # Elm's one-second clock flags every seat late; Ash's bots finish
+        expect(page.locator('#tables tr[data-table="2"]')).to_have_attribute("data-late", "yes")
+        expect(page.locator('#tables tr[data-table="3"]')).to_contain_text("finished")
+        assert "#token" not in page.url  # the secret left the address bar
+        if name == "desktop":
+            page.select_option("#sort", "late")
+            expect(rows.first).to_have_attribute("data-table", "2")
+            page.check("#only-open")
+            expect(rows).to_have_count(2)
+            page.uncheck("#only-open")
+            page.get_by_role("button", name="Pause the clock of table 1").click()
+            confirm_dialog(page, "Pause it")
+            expect(page.locator('#tables tr[data-table="1"]')).to_contain_text("paused")
+            page.screenshot(path=str(IMG / "room.png"))
+        shots(page, f"room-{name}")
+        assert_axe_clean(page, f"the room ({name})")
+        if name == "desktop":
+            page.locator('#tables tr[data-table="1"] a').click()
+            page.wait_for_url(re.compile(r"/desk/"))
+            expect(page.locator("#audit")).to_contain_text("The director pauses the clock")
+        context.close()
+
+
+def test_desk_rules_judges_and_reads_the_record(server: Server, browser: Browser) -> None:
+    shots = Shots("desk-console")
+    game = post(server, "/v1/games", {"seed": 31, "clock": {**CLOCK, "on_expiry": "flag_late"}})
+    gid, tokens = game["game_id"], game["tokens"]
+    context = browser.new_context(viewport=DESKTOP, accept_downloads=True)
+    page = context.new_page()
+    page.goto(server.base_url + game["links"]["director"])
+    expect(page.locator("#live")).to_have_text("● live")
+    expect(page.locator('#seats [data-seat="east"] .seat-clock')).to_contain_text("due in")
+
+    # a ruling and a pause from the desk land in the audit
+    page.select_option("#ruling-kind", "warning")
+    page.select_option("#ruling-seat", "west")
+    page.fill("#ruling-text", "Talking about tiles")
+    page.get_by_role("button", name="Record the ruling").click()
+    confirm_dialog(page, "Record it")
+    expect(page.locator("#audit")).to_contain_text("WARNING (West): Talking about tiles")
+    page.get_by_role("button", name="Pause the clock").click()
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()  # one click: nothing
+    expect(page.locator("#audit")).not_to_contain_text("pauses the clock")
+    page.get_by_role("button", name="Pause the clock").click()
+    confirm_dialog(page, "Pause the clock")
+    expect(page.locator("#audit")).to_contain_text("The director pauses the clock")
+    expect(page.locator('#seats [data-seat="east"] .seat-clock')).to_contain_text("clock paused")
+
+    # East declares a Heavenly Hand; the desk judges it invalid: the First Right again
+    post(server, f"/v1/games/{gid}/commands", {"type": "declare_mah_jongg"}, tokens["east"])
+    expect(page.locator("#judge-form")).to_be_visible()
+    page.get_by_label("invalid").check()
+    page.fill("#judge-text", "Not a hand of this year's card")
+    page.get_by_role("button", name="Judge the declaration").click()
+    confirm_dialog(page, "Judge it invalid")
+    expect(page.locator("#facts")).to_contain_text("First Charleston: pass Right")
+    expect(page.locator("#judge-form")).to_be_hidden()
+    with server.client(tokens["south"]) as client:
+        seat = client.get(f"/v1/games/{gid}").json()["view"]
+    assert "confirm_pass" in seat["allowed_commands"]
+    assert seat["game"]["declaration"]["verdict"] == "invalid"
+
+    # one pass, so there is a route to read; rows carry time, seat, tiles and markers
+    for s in ("east", "south", "west", "north"):
+        with server.client(tokens[s]) as client:
+            view = client.get(f"/v1/games/{gid}").json()["view"]
+            chosen = [t["id"] for t in view["rack"] if t["face"] != "J"][:3]
+            post(server, f"/v1/games/{gid}/commands", {"type": "confirm_pass", "tiles": chosen},
+                 tokens[s])  # fmt: skip
+    expect(page.locator("#transfers table tr")).to_have_count(5)
+    page.locator("#transfers .tile-chip").first.click()
+    expect(page.locator("#route")).to_contain_text("First Charleston: pass Right")
+    ruling_row = page.locator('#timeline li[data-type="ruling_recorded"] button')
+    expect(ruling_row).to_contain_text("WARNING: Talking about tiles")
+    expect(page.locator('#timeline li[data-type="clock_paused"] .mark-clock')).to_have_count(1)
+    page.select_option("#filter-seat", "west")
+    expect(page.locator("#timeline li").first).to_contain_text("West")
+    page.select_option("#filter-seat", "")
+
+    # the timeline by keyboard: a row replays the table and lights the diagram at its seq
+    row = page.locator('#timeline li[data-type="mah_jongg_declared"] button')
+    seq = row.locator("..").get_attribute("data-seq")
+    row.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("body")).to_have_attribute("data-replay-seq", str(seq))
+    expect(page.locator("#diagram")).to_have_attribute("data-seq", str(seq))
+    expect(page.locator("#diagram-at")).to_have_text(f"(at seq {seq})")
+    with server.client(tokens["director"]) as client:
+        svg = client.get(f"/v1/games/{gid}/replay/diagram", params={"seq": seq}).text
+    assert "CHARLESTON_DONE" in svg
+    page.locator("#follow").check()
+    expect(page.locator("#diagram")).to_have_attribute("data-seq", "live")
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download the signed record").click()
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert json.loads(lines[-1])["kind"] == "anchor"
+    page.screenshot(path=str(IMG / "desk.png"))
+    shots(page, "desk-desktop")
+    assert_axe_clean(page, "the desk (desktop)")
+    page.emulate_media(media="print")
+    expect(page.locator(".desk-side")).to_be_hidden()
+    expect(page.locator("#audit")).to_be_visible()
+    context.close()
+
+    phone = browser.new_context(viewport=PHONE)
+    small = phone.new_page()
+    small.goto(server.base_url + game["links"]["director"])
+    expect(small.locator("#live")).to_have_text("● live")
+    shots(small, "desk-phone")
+    assert_axe_clean(small, "the desk (phone)")
+    phone.close()
+
+
+def test_wrong_links_and_a_stopped_server_get_plain_sentences(
+    browser: Browser, tmp_path: Path
+) -> None:
+    with running(f"sqlite:///{tmp_path / 'gone.sqlite3'}", tmp_path) as server:
+        game = post(server, "/v1/games", {"seed": 5})
+        gid, tokens = game["game_id"], game["tokens"]
+        context = browser.new_context(viewport=PHONE)
+        page = context.new_page()
+        page.goto(f"{server.base_url}/desk/{gid}#token={tokens['east']}")
+        expect(page.locator("#message")).to_contain_text("This is East's link")
+        expect(page.get_by_role("link", name="Open East's table instead")).to_be_visible()
+        page.goto(f"{server.base_url}/desk/{gid}x#token={tokens['director']}")
+        expect(page.locator("#message")).to_contain_text("There is no such game")
+        page.goto(f"{server.base_url}/desk/{gid}#token=not-the-secret")
+        expect(page.locator("#message")).to_contain_text("This link's secret does not open")
+        page.goto(f"{server.base_url}/room/{gid}#token={tokens['director']}")
+        expect(page.locator("#message")).to_contain_text("no such round on this server")
+        # a round created from its page shows every link; then the server stops
+        page.goto(f"{server.base_url}/rounds/new")
+        page.fill("#count", "2")
+        page.fill("#names", "Ann, Bea, Cy, Di")
+        page.get_by_role("button", name="Create the round").click()
+        expect(page.locator("#links > li")).to_have_count(3)
+        expect(page.locator("#links")).to_contain_text("/room/")
+        assert_axe_clean(page, "the new round's links (phone)")
+        page.get_by_role("link", name=re.compile("The room of")).click()
+        expect(page.locator("#tables tr")).to_have_count(2)
+        server.stop()
+        expect(page.locator("#message")).to_contain_text("The server does not answer")
+        assert "Error" not in page.locator("#message").inner_text()
+        context.close()
