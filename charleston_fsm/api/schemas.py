@@ -219,7 +219,9 @@ class RoundTableState(BaseModel):
     last_seq: int
     players: dict[str, Any]
     moved_at: str | None = Field(
-        None, description="When the table's last row was written: the awaited seats wait since."
+        None,
+        description="When the table last moved (its last row that is not a clock's or a "
+        "director's note): the awaited seats wait since.",
     )
     clock: dict[str, Any] | None = Field(
         None,

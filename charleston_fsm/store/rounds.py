@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, bindparam, func, insert, select
 
 from ..engine.errors import SetupError
+from ..engine.events import ANNOTATION_TYPES
 from ..engine.seats import SEATS
 from ..rulebook import enforces
 from . import integrity
@@ -44,8 +45,8 @@ _ROUND_TABLES = (
         .where(QuarantineRow.game_id == GameRow.id, integrity.ACTIVE)
         .scalar_subquery()
         .label("quarantined"),
-        select(EventRow.created_at)
-        .where(EventRow.game_id == GameRow.id, EventRow.seq == GameRow.last_seq)
+        select(func.max(EventRow.created_at))
+        .where(EventRow.game_id == GameRow.id, EventRow.type.not_in(sorted(ANNOTATION_TYPES)))
         .scalar_subquery()
         .label("moved_at"),
     )
@@ -71,7 +72,8 @@ class RoundTable:
     quarantined: bool
     last_seq: int
     players: dict[str, Any]
-    #: when the table's last row was written: whoever is awaited has waited since then
+    #: when the table last moved (its last row that is not a clock's or a director's):
+    #: whoever is awaited has waited since then
     moved_at: str | None = None
     #: the clock at a glance (paused, each seat's deadline), ``None`` when clocks are off
     clock: dict[str, Any] | None = None
