@@ -92,3 +92,10 @@ class InvalidRound(SetupError):
 
     code = "invalid_round"
     rule = "SVC-09"
+
+
+class RecordNotExportable(SetupError):
+    """The stored record does not verify: it is not signed for anyone (store/record.py)."""
+
+    code = "record_not_exportable"
+    rule = "SVC-08"

@@ -36,8 +36,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from ..engine.errors import SetupError
 from .anchors import AnchorKey, replay_digest
+from .errors import RecordNotExportable
 from .hashing import canonical_json, canonical_time
 from .rows import StoredEvent
 from .verify import Finding, _chain, fold_rows
@@ -45,13 +45,6 @@ from .verify import Finding, _chain, fold_rows
 FORMAT = "charleston-fsm record v1"
 _DOMAIN = "charleston-fsm record anchor v1"
 _SEED_DOMAIN = b"charleston-fsm ed25519 v1\0"
-
-
-class RecordNotExportable(SetupError):
-    """The stored record does not verify: it is not signed for anyone."""
-
-    code = "record_not_exportable"
-    rule = "SVC-08"
 
 
 # -- the public key ---------------------------------------------------------------------------
