@@ -15,7 +15,7 @@ from .models import GameRow, RoundRow
 
 def round_director_opens(store: Any, game_id: str, token_hash: str) -> bool:
     """Whether ``token_hash`` is the token of the round ``game_id`` is a table of."""
-    with store._reading() as conn:
+    with store.core.reading() as conn:
         found = conn.execute(
             select(RoundRow.id)
             .join(GameRow, GameRow.round_id == RoundRow.id)
