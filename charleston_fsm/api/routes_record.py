@@ -36,7 +36,7 @@ def get_anchor_key(store: StoreDep) -> dict[str, str]:
     response_class=Response,
     responses={
         200: {"content": {"application/jsonl": {"schema": {"type": "string"}}}},
-        **problems(401, 403, 404, 422, 423),
+        **problems(400, 401, 403, 404, 422, 423, 503),
     },
     description=(
         "The deal, every row with its hash, and the head signed after the store verified "
@@ -59,8 +59,14 @@ async def get_record(game_id: str, request: Request, store: StoreDep, _: Credent
     summary="A round's results: per table its end, late seats, rulings, verdicts",
     response_model=None,
     responses={
-        200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
-        **problems(401, 404),
+        200: {
+            "content": {
+                "application/json": {"schema": {"type": "object"}},
+                "text/csv": {"schema": {"type": "string"}},
+            },
+            "description": "The results as JSON, or as CSV with format=csv",
+        },
+        **problems(400, 401, 404, 503),
     },
 )
 def get_round_results(
