@@ -322,18 +322,28 @@ def test_house_game_stop_and_asymmetric_courtesy(server: Server, browser: Browse
             play_pass(table, name)
             place_all(table)
         # one stop ends the Charleston, and every page shows it at once
-        table.pages["south"].get_by_role("button", name="Stop the Charleston").click()
-        for page in table.pages.values():
-            expect(page.locator("#phase")).to_contain_text("Stop the Charleston: South")
+        # a stop is asked about first: dismissed, nothing is sent
+        south = table.pages["south"]
+        south.get_by_role("button", name="Stop the Charleston").click()
+        expect(south.locator("dialog#ask")).to_contain_text("ends the Charleston for all four")
+        south.get_by_role("button", name="Cancel").click()
+        expect(south.locator("#message")).to_have_text("Nothing was sent.")
+        expect(table.pages["east"].locator("#phase")).not_to_contain_text("stop")
+        south.get_by_role("button", name="Stop the Charleston").click()
+        south.get_by_role("button", name="Vote to stop").click()
+        for seat, page in table.pages.items():
+            who = "you" if seat == "south" else "South"
+            expect(page.locator("#phase")).to_contain_text(f"Voted to stop the Charleston: {who}")
+            expect(page.locator("#history-list")).to_contain_text("voted to stop the Charleston")
         table.shoot("stopped")
         # asymmetric courtesy: each seat gives its own count, 0 to 3, across
         gives = {"east": 2, "west": 0, "south": 3, "north": 1}
         for seat, page in table.pages.items():
             button = pass_button(page)
-            expect(button).to_have_text("Pass 0 Across")
+            expect(button).to_have_text("Pass no tiles Across")
             expect(button).to_be_enabled()
             lift(page, gives[seat])
-            expect(button).to_have_text(f"Pass {gives[seat]} Across")
+            expect(button).to_have_text(f"Pass {gives[seat] or 'no tiles'} Across")
         lift(table.pages["south"], 1)  # a fourth tile is past the rule's 0-3
         expect(pass_button(table.pages["south"])).to_be_disabled()
         table.pages["south"].locator("#rack .tile.lifted").first.click()
@@ -406,11 +416,16 @@ def test_front_door_one_player_against_three_bots(server: Server, browser: Brows
             front.get_by_role("link", name="East", exact=True).click()
         east = opened.value
         expect(east.locator("#live")).to_have_text("● live")
-        # the token left the address bar and lives in the tab's sessionStorage
-        assert "token" not in east.url
+        # the token stays in the fragment (the link keeps working when copied)
+        assert east.url.endswith(f"#token={tokens[0]}")
         play_until_over(east, shots)
+        # the front page remembers, in this browser, the links of the games it made
+        front.reload()
+        expect(front.locator("#remembered-list a").first).to_have_attribute(
+            "href", re.compile(f"#token={tokens[0]}$")
+        )
         with context.expect_page() as opened:
-            front.get_by_role("link", name="Director's desk").click()
+            front.locator("#remembered-list").get_by_role("link", name="Director's desk").click()
         desk = opened.value
         expect(desk.locator("#facts")).to_contain_text("Over:")
         shots(desk, "desk")
@@ -438,7 +453,8 @@ def play_until_over(page: Page, shots: Shots, limit: float = 90) -> None:
         elif offer.count() and offer.is_enabled():
             offer.click()
         elif button.count() and page.locator("#rack .tile.lifted").count() == 0:
-            need = int((button.text_content() or "Pass 0").split()[1])
+            word = (button.text_content() or "Pass 0").split()[1]
+            need = 0 if word == "no" else int(word)
             if need:
                 lift(page, need)
             if button.is_enabled():

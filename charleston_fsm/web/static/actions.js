@@ -122,7 +122,8 @@ export function renderActions(v) {
     }
     const body = { tiles: [...ui.lifted], blind: ui.blind };
     const blocker = passBlocker(v);
-    const label = n === 0 ? `Pass no tiles ${title(step.direction)}` : `Pass ${n} ${title(step.direction)}`;
+    const shownCount = step.count ?? n; // a fixed pass names its count; a free one, the lift
+    const label = shownCount === 0 ? `Pass no tiles ${title(step.direction)}` : `Pass ${shownCount} ${title(step.direction)}`;
     if (!step.confirmed) {
       const pass = button("pass", label, () => send({ type: "confirm_pass", ...body }, `Passed ${n} to ${to}; waiting for the others.`), {
         disabled: !can.has("confirm_pass") || Boolean(blocker),
@@ -133,7 +134,7 @@ export function renderActions(v) {
     } else {
       row(
         note("Locked in: change or withdraw until the pass resolves.", "locked-note"),
-        button("change", `Change (${n})`, () => send({ type: "change_pass", ...body }, "Changed."), {
+        button("change", `Change (${shownCount})`, () => send({ type: "change_pass", ...body }, "Changed."), {
           disabled: !can.has("change_pass") || Boolean(blocker) || sameAsSelection(v),
         }),
         button("withdraw", "Withdraw", () => send({ type: "withdraw_pass" }, "Withdrawn."), { disabled: !can.has("withdraw_pass") }),

@@ -7,6 +7,7 @@ import { SEATS, title } from "./tiles.js";
 const $ = (id) => document.getElementById(id);
 let rulesets = [];
 const STORE = "charleston-games";
+let shownNow = null; // the game listed under "Your game", not listed twice
 
 // Options in words: a label, and what each choice means at the table.
 const WORDS = {
@@ -129,11 +130,11 @@ async function create(event) {
   links.push({ text: "Director's desk", href: `/desk/${id}#token=${body.tokens.director}`, note: "" });
   showLinks($("links"), links);
   $("created").hidden = false;
+  shownNow = body.game_id;
   const games = remembered();
   games.unshift({ game_id: body.game_id, ruleset: request.ruleset, created: new Date().toISOString(), links });
   localStorage.setItem(STORE, JSON.stringify(games.slice(0, 20)));
   showRemembered();
-  $("created-title").focus?.();
 }
 
 function showLinks(list, links) {
@@ -160,7 +161,7 @@ function remembered() {
 }
 
 function showRemembered() {
-  const games = remembered();
+  const games = remembered().filter((g) => g.game_id !== shownNow);
   $("remembered").hidden = games.length === 0;
   const list = $("remembered-list");
   list.replaceChildren();
