@@ -388,13 +388,13 @@ function renderClock() {
   let state;
   if (c.paused) {
     state = "paused";
-    text = "⏸ Clock paused by the director";
+    text = "Clock paused by the director";
   } else if (c.flagged) {
     state = "late";
-    text = "⚠ Late: your time ran out and you are flagged. You may still act; the director decides.";
+    text = "Late: your time ran out and you are flagged. You may still act; the director decides.";
   } else if (due) {
     state = left <= 5 ? "urgent" : "running";
-    text = `⏱ ${left} s left ${KIND_WORDS[c.kind] ?? ""}`.trim();
+    text = `${left} s left ${KIND_WORDS[c.kind] ?? ""}`.trim();
     const mark = `${c.due_at}:${left}`;
     if ([30, 10, 5].includes(left) && c.seconds > left && spokenAt !== mark) {
       spokenAt = mark;
@@ -402,7 +402,7 @@ function renderClock() {
     }
   } else {
     state = "late";
-    text = "⚠ You ran late earlier in this game.";
+    text = "Late: you ran out of time earlier in this game.";
   }
   el.dataset.state = state;
   if (el.textContent !== text) el.textContent = text;
