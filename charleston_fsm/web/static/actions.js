@@ -14,6 +14,7 @@ export function ask({ heading, text, yes }) {
   $("ask-title").textContent = heading;
   $("ask-text").textContent = text;
   $("ask-yes").textContent = yes;
+  const backKey = document.activeElement?.dataset?.key;
   const back = document.activeElement;
   dialog.showModal();
   $("ask-no").focus(); // the safe choice first
@@ -21,7 +22,10 @@ export function ask({ heading, text, yes }) {
     answer = (yes) => {
       answer = null;
       dialog.close();
-      if (back?.isConnected) back.focus();
+      // the page may have redrawn its buttons meanwhile: back to the same one by its key
+      const again = back?.isConnected ? back : document.querySelector(`#actions [data-key="${backKey}"]`);
+      if (again && !again.disabled) again.focus();
+      else focusTile("rack", ui.cursor);
       resolve(yes);
     };
   });
