@@ -10,12 +10,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from api_helpers import Server, running
+from api_helpers import Game, Server, ok, running
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean, browser_or_skip
 
 expect.set_options(timeout=15_000)
 BOTS = ["south", "west", "north"]
+SEATS = ["east", *BOTS]
 FACE_WORDS = re.compile(r"^(\d (Bam|Crak|Dot)|\w+ Wind|\w+ Dragon|White Dragon \(Soap\)|Flower)$")
 
 
@@ -323,3 +324,37 @@ def test_plain_errors_for_wrong_links(server: Server, browser: Browser) -> None:
         assert seat.url.endswith(f"#token={game['tokens']['south']}")
     finally:
         context.close()
+
+
+def test_a_late_objection_tells_whose_pass_it_dropped(server: Server, browser: Browser) -> None:
+    """East confirms the Second Left; South's late objection drops it: East's page says so,
+    in words, and nothing stays lifted."""
+    game = Game.create(server, ruleset="nmjl", seed=9)
+    try:
+        for _ in range(3):  # the First Charleston, over HTTP, then four continues
+            for seat in SEATS:
+                tiles = game.plain(seat, place=True)
+                ok(game.command(seat, {"type": "confirm_pass", "tiles": tiles, "blind": 0}))
+        for seat in SEATS:
+            game.plain(seat, place=True)
+            ok(game.command(seat, {"type": "vote", "choice": "continue"}))
+        context = browser.new_context(viewport=DESKTOP)
+        page = open_seat(context, server, {"game_id": game.game_id, "tokens": game.tokens})
+        expect(page.locator("#history-list")).to_contain_text("West voted to continue.")
+        tiles = page.locator('#rack .tile:not([data-face="J"])')
+        for i in range(3):
+            tiles.nth(i).click()
+        page.locator("button.pass").click()
+        expect(page.locator(".locked-note")).to_be_visible()
+        ok(game.command("south", {"type": "vote", "choice": "stop"}))
+        expect(page.locator("#message")).to_contain_text(
+            "South's late objection stopped the Charleston: your confirmed pass was dropped"
+        )
+        expect(page.locator("#history-list")).to_contain_text(
+            "South objected late and stopped the Charleston."
+        )
+        expect(page.locator("#rack .tile.lifted")).to_have_count(0)
+        assert_axe_clean(page, "table after a late objection")
+        context.close()
+    finally:
+        game.close()
