@@ -216,6 +216,12 @@ def test_nmjl_game_played_by_four_pages(server: Server, browser: Browser) -> Non
         place_all(table, drag="north")
         # the First Left: South forwards two of its arriving tiles unseen
         play_pass(table, "Pass 3 Left", blind={"south": 2})
+        # South's page says it forwarded two unseen; East's marks the two that came blind
+        expect(south.locator("#last-pass")).to_contain_text(
+            "2 unseen tiles forwarded blind to East (Left)"
+        )
+        expect(east.locator("#last-pass")).to_contain_text("came through a blind pass")
+        expect(east.locator("#received .tile", has_text="from South, blind")).to_have_count(2)
         table.shoot("blind-left")
         place_all(table)
         table.assert_secret()
@@ -389,8 +395,15 @@ def test_four_winds_exchange_and_ding_dong(server: Server, browser: Browser) -> 
             if seat == "east":
                 shots(page, "ding-dong-picker")
             give.click()
-        for page in table.pages.values():
+        for seat, page in table.pages.items():
             expect(page.locator("#phase")).to_contain_text("Ding Dong: 1 of")
+            # the history names each gift given and each received, with its giver
+            history = page.locator("#history-list")
+            expect(history).to_contain_text(
+                "East requested a Ding Dong" if seat != "east" else "You requested a Ding Dong"
+            )
+            for other in (s for s in SEATS if s != seat):
+                expect(history).to_contain_text(f"From {other.title()}:")
         table.shoot("after-ding-dong")
         table.assert_secret()
     finally:

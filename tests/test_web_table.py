@@ -148,6 +148,12 @@ def test_keyboard_only_pass_then_history(server: Server, browser: Browser) -> No
                 break
         assert focused() == "rack"
         assert page.locator('#rack .tile[tabindex="0"]').count() == 1  # one Tab stop
+        # a tile's accessible name is its visible words ("5 Bam", "Red Dragon")
+        face = page.locator("#rack .tile:focus").get_attribute("data-face")
+        suits = {"B": "Bam", "C": "Crak", "D": "Dot"}
+        if face[0].isdigit():
+            name = f"{face[0]} {suits[face[1]]}"
+            expect(page.get_by_role("button", name=name, exact=True).first).to_be_visible()
         given = []
         while len(given) < 3:
             tile = page.locator("#rack .tile:focus")
@@ -179,6 +185,7 @@ def test_keyboard_only_pass_then_history(server: Server, browser: Browser) -> No
         for word in words:
             expect(last).to_contain_text(word)
         expect(page.locator("#history-list")).to_contain_text("From North:")
+        expect(page.locator("#announce")).to_contain_text("From North:")  # said politely
         expect(page.locator("#rack .tile.lifted")).to_have_count(0)
         assert page.evaluate("document.activeElement !== document.body")  # focus kept
         floating = page.locator("#received .tile.floating")
