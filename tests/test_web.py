@@ -494,12 +494,22 @@ def test_stream_reconnects_after_the_service_restarts(
             expect(pages[seat].locator("#live")).to_have_text("● live")
     finally:
         first.stop()
-    expect(pages["east"].locator("#live")).to_have_text("○ reconnecting…")
+    east = pages["east"]
+    expect(east.locator("#live")).to_have_text("○ reconnecting…")
+    problem = east.locator("#problem")
+    expect(problem).to_contain_text("Lost the connection to the service")
+    # a pass sent while the service is away: retried, then a plain sentence, no TypeError
+    lift(east, 3)
+    pass_button(east).click()
+    expect(problem).to_contain_text("Not sent. The service cannot be reached", timeout=20_000)
+    assert "TypeError" not in problem.inner_text()
     monkeypatch.setattr(api_helpers, "free_port", lambda: first.port)
     second = Server(url, tmp_path / "second.log")
     try:
         for page in pages.values():
             expect(page.locator("#live")).to_have_text("● live", timeout=15_000)
+        expect(problem).to_be_hidden()  # the cause is gone, and so is the sentence
+        expect(east.locator("#rack .tile.lifted")).to_have_count(3)  # the choice is kept
         confirm(pages["south"], 3, "Pass 3 Right")
         expect(pages["east"].locator('#others [data-seat="south"]')).to_contain_text(
             "South is ready"
