@@ -92,6 +92,19 @@ def test_phone_by_touch(server: Server, browser: Browser) -> None:
         )
         no_horizontal_overflow(front)
         assert_axe_clean(front, "front page, phone")
+        # names, a deal number and a clock, set in words, reach the service as given
+        front.get_by_label("East's name").fill("Ann")
+        front.get_by_label("Deal number").fill("42")
+        front.get_by_label("Seconds to choose each pass").fill("30")
+        front.get_by_role("button", name="Create the game").click()
+        expect(front.locator("#links").get_by_role("link", name="East (Ann)")).to_be_visible()
+        desk = front.locator("#links").get_by_role("link", name="Director's desk")
+        director = (desk.get_attribute("href") or "").split("#token=")[1]
+        made = (desk.get_attribute("href") or "").split("/desk/")[1].split("#")[0]
+        with server.client(director) as c:
+            view = c.get(f"/v1/games/{made}").json()["view"]
+        assert view["clock"]["options"]["confirm_pass"] == 30
+        no_horizontal_overflow(front)
         page = open_seat(context, server, game)
         expect(page.locator("#rack .tile")).to_have_count(14)
         expect(page.locator("#rack-hint")).to_contain_text("Tap a tile")
@@ -170,8 +183,17 @@ def test_keyboard_only_pass_then_history(server: Server, browser: Browser) -> No
             )
             for i in given
         ]
-        page.keyboard.press("Shift+ArrowLeft")  # a tile moves by keys, and keeps focus
-        assert focused() == "rack"
+        # Shift with an arrow moves the focused tile, up/down as well as left/right
+        rack_ids = lambda: page.locator("#rack .tile").evaluate_all(  # noqa: E731
+            "ts => ts.map(t => t.dataset.id)"
+        )
+        moving = page.locator("#rack .tile:focus").get_attribute("data-id")
+        at = rack_ids().index(moving)
+        page.keyboard.press("Shift+ArrowUp")
+        assert rack_ids().index(moving) == at - 1 and focused() == "rack"
+        page.keyboard.press("Shift+ArrowDown")
+        assert rack_ids().index(moving) == at
+        assert page.locator("#rack .tile:focus").get_attribute("data-id") == moving
         for _ in range(8):
             page.keyboard.press("Tab")
             if focused() == "pass":
@@ -312,6 +334,7 @@ def test_plain_errors_for_wrong_links(server: Server, browser: Browser) -> None:
     """A director's link opened as a table, and a wrong link: a sentence and what to do."""
     game = create(server, ruleset="nmjl", seed=5)
     context = browser.new_context(viewport=PHONE)
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
     try:
         page = context.new_page()
         base = f"{server.base_url}/table/{game['game_id']}"
@@ -329,6 +352,10 @@ def test_plain_errors_for_wrong_links(server: Server, browser: Browser) -> None:
         # a seat's link keeps its secret in the fragment, so a copied link still works
         seat = open_seat(context, server, game, "south")
         assert seat.url.endswith(f"#token={game['tokens']['south']}")
+        seat.get_by_role("button", name="Copy my link").click()
+        expect(seat.locator("#message")).to_contain_text("Your link is copied")
+        copied = seat.evaluate("navigator.clipboard.readText()")
+        assert copied == seat.url
     finally:
         context.close()
 
