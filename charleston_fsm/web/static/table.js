@@ -4,6 +4,7 @@
 
 import { renderActions, setupActions } from "./actions.js";
 import { Api, ApiError, gameIdFromPath, plainError, tokenFor } from "./api.js";
+import { renderClock, startClock } from "./clock.js";
 import { History } from "./history.js";
 import { $, focusTile, rack, renderRack, renderReceived, saveOrder, savedOrder, setupRack } from "./rack.js";
 import { SEATS, placeOf, title } from "./tiles.js";
@@ -237,7 +238,7 @@ export function render() {
   renderRack(v);
   renderActions(v);
   renderHistory();
-  renderClock();
+  renderClock(ui.clock);
   const floating = v.received.length > 0;
   $("received-hint").textContent = floating
     ? "These tiles float above your rack. Tap one, or press Enter on it, to put it after the marked rack tile; or drag it into place."
@@ -368,47 +369,6 @@ function entryItem(e) {
   return li;
 }
 
-// -- the seat's own deadline: a countdown people can read, and announce -------------------
-const KIND_WORDS = {
-  confirm_pass: "to pass",
-  vote: "to vote",
-  courtesy: "for the courtesy pass",
-  place_tiles: "to place your tiles",
-};
-let spokenAt = null;
-
-function renderClock() {
-  const el = $("countdown");
-  const c = ui.clock;
-  const due = c?.due_at ? Date.parse(c.due_at.replace(/(\.\d{3})\d*Z$/, "$1Z")) : null;
-  el.hidden = !c || (!due && !c.paused && !c.late) || c.kind === "bot";
-  if (el.hidden) return;
-  const left = due ? Math.max(0, Math.ceil((due - Date.now()) / 1000)) : null;
-  let text;
-  let state;
-  if (c.paused) {
-    state = "paused";
-    text = "Clock paused by the director";
-  } else if (c.flagged) {
-    state = "late";
-    text = "Late: your time ran out and you are flagged. You may still act; the director decides.";
-  } else if (due) {
-    state = left <= 5 ? "urgent" : "running";
-    text = `${left} s left ${KIND_WORDS[c.kind] ?? ""}`.trim();
-    const mark = `${c.due_at}:${left}`;
-    if ([30, 10, 5].includes(left) && c.seconds > left && spokenAt !== mark) {
-      spokenAt = mark;
-      announce(`${left} seconds left ${KIND_WORDS[c.kind] ?? ""}.`);
-    }
-  } else {
-    state = "late";
-    text = "Late: you ran out of time earlier in this game.";
-  }
-  el.dataset.state = state;
-  if (el.textContent !== text) el.textContent = text;
-}
-setInterval(renderClock, 500);
-
 // -- the stream: history, announcements, the clock's acts ----------------------------------
 function onEvent(message) {
   if (message.event === "subscribed") return;
@@ -418,7 +378,7 @@ function onEvent(message) {
   }
   if (message.event === "deadline") {
     ui.clock = message.data.clock;
-    renderClock();
+    renderClock(ui.clock);
     return;
   }
   const event = message.data;
@@ -473,6 +433,7 @@ async function copyLink() {
 }
 
 async function start() {
+  startClock(() => ui.clock, announce);
   rack.ui = ui;
   rack.gameId = gameId;
   rack.toggle = toggle;
