@@ -377,6 +377,7 @@ def test_four_winds_exchange_and_ding_dong(server: Server, browser: Browser) -> 
     east = table.pages["east"]
     try:
         east.get_by_role("button", name="Request a Ding Dong").click()
+        east.get_by_role("button", name="Request it").click()  # it asks first
         for seat in SEATS:
             page = table.pages[seat]
             give = page.get_by_role("button", name="Give Ding Dong")

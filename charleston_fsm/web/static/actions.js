@@ -195,8 +195,28 @@ export function renderActions(v) {
       "Declared.",
     )));
   }
-  if (can.has("request_ding_dong")) row(button("request", "Request a Ding Dong", () => send({ type: "request_ding_dong" }, "Ding Dong requested.")));
-  if (can.has("declare_ready")) row(button("ready", "Declare Ready", () => send({ type: "declare_ready" }, "You declared Ready.")));
+  if (can.has("request_ding_dong")) {
+    row(button("request", "Request a Ding Dong", () => askThenSend(
+      {
+        heading: "Request a Ding Dong?",
+        text: "Every player then gives one tile to each other player. It cannot be taken back.",
+        yes: "Request it",
+      },
+      { type: "request_ding_dong" },
+      "Ding Dong requested.",
+    )));
+  }
+  if (can.has("declare_ready")) {
+    row(button("ready", "Declare Ready", () => askThenSend(
+      {
+        heading: "Declare Ready?",
+        text: "After a Ready, no more Ding Dong can be requested in this deal. It cannot be taken back.",
+        yes: "Declare Ready",
+      },
+      { type: "declare_ready" },
+      "You declared Ready.",
+    )));
+  }
   if (can.has("challenge_dead_hand")) {
     const pick = document.createElement("select");
     pick.setAttribute("aria-label", "Whose hand");

@@ -161,7 +161,11 @@ function show(view) {
 
 async function loadRuleset(name) {
   const response = await fetch(`/v1/rulesets/${encodeURIComponent(name)}`);
-  if (response.ok) ui.jokerRule = (await response.json()).joker_rule;
+  if (!response.ok) return;
+  const ruleset = await response.json();
+  ui.jokerRule = ruleset.joker_rule;
+  ui.rulesetTitle = ruleset.title;
+  render();
 }
 
 // -- received tiles: placed one by one on the page, sent together (place_tiles) -------------
@@ -230,7 +234,7 @@ export function render() {
   ui.renderLater = false;
   const g = v.game;
   $("who").textContent = `You are ${title(v.seat)}`;
-  $("where").textContent = `${g.ruleset} · ${g.state_labels.join(" · ") || g.state.join(" · ")}`;
+  $("where").textContent = `${ui.rulesetTitle ?? g.ruleset} · ${g.state_labels.join(" · ") || g.state.join(" · ")}`;
   renderSeats(v);
   renderCentre(v);
   renderPhase(v);
