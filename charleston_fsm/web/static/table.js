@@ -131,16 +131,18 @@ function show(view) {
   if (!ui.view && view.game.ruleset) loadRuleset(view.game.ruleset);
   if (!ui.history) ui.history = rack.history = new History(view.seat);
   const moment = (v) => v && `${v.game.state.join()}|${v.game.passes_resolved}`;
-  if (ui.view && moment(ui.view) !== moment(view)) {
+  // this seat's own step: another pair's courtesy pass resolving is not a new step here
+  const ownStep = (v) => v && (v.step ? `${v.step.label}` : `-${v.game.finished}`);
+  if (ui.view && ownStep(ui.view) !== ownStep(view)) {
     // a new step: nothing stays lifted from the last one
     ui.lifted.clear();
     ui.blind = 0;
     ui.gifts.clear();
-    if ($("message").dataset.kind === "info") say("");
     const step = view.step;
     if (step) announce(`Now: ${step.label}.`);
     else if (view.game.finished) announce("The Charleston is over.");
   }
+  if (ui.view && moment(ui.view) !== moment(view) && $("message").dataset.kind === "info") say("");
   const key = JSON.stringify(view.selection);
   if (key !== ui.selectionKey) {
     // a confirmed choice is what is lifted; once withdrawn, its tiles stay lifted, unlocked
