@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -9,8 +10,11 @@ import typer
 from rich.console import Console
 
 from ..engine.story import story_lines
+from .errors import DATABASE_URLS_ACCEPTED, SERVICE_URLS_ACCEPTED, prog
 
-console = Console()
+#: Piped into a file or another program, lines are never hard-wrapped (a hand stays on
+#: its line); on a terminal Rich wraps at the terminal's width.
+console = Console(soft_wrap=not sys.stdout.isatty())
 
 # -- the service: serve, migrate, demo, simulate, replay, audit, verify ---------------------
 DEMO_SEED = 6  # with the bots of this seed the demo shows two blind passes and both
@@ -20,10 +24,51 @@ DEMO_SEED = 6  # with the bots of this seed the demo shows two blind passes and 
 DEMO_SEEDS = {"nmjl": DEMO_SEED, "house": 3, "four_winds": 14}
 
 
+def check_database_url(value: str | None) -> str | None:
+    """Refuse, before anything is opened or created, a URL the store cannot use."""
+    if value is None:
+        return value
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        backend = make_url(value).get_backend_name()
+    except ArgumentError:
+        backend = None
+    if backend not in ("sqlite", "postgresql"):
+        raise typer.BadParameter(
+            f"{value!r} is not a database the store runs on. Accepted: {DATABASE_URLS_ACCEPTED}."
+        )
+    return value
+
+
+def check_ruleset(value: str | None) -> str | None:
+    """A ruleset name from the registry, checked before any game is stored."""
+    from ..engine.rulesets import RULESETS
+
+    if value is not None and value not in RULESETS:
+        raise typer.BadParameter(f"{value!r} is not a ruleset. Accepted: {', '.join(RULESETS)}.")
+    return value
+
+
+def check_service_url(values: list[str] | None) -> list[str] | None:
+    """``--url`` values: http(s)://host[:port] of a running service."""
+    from urllib.parse import urlsplit
+
+    for value in values or ():
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise typer.BadParameter(
+                f"{value!r} is not a service URL. Accepted: {SERVICE_URLS_ACCEPTED}."
+            )
+    return values
+
+
 DatabaseUrl = typer.Option(
     None,
     "--database-url",
     envvar="CHARLESTON_DATABASE_URL",
+    callback=check_database_url,
     help="SQLAlchemy URL (postgresql://user@host/db or sqlite:///file); "
     "default: $CHARLESTON_DATABASE_URL, else the embedded SQLite var/charleston.sqlite3.",
 )
@@ -76,7 +121,10 @@ def _open_store(  # type: ignore[no-untyped-def]
         say("info", f"empty database {where}: applying the migrations")
         store.upgrade()
     elif not schema.current:
-        say("error", f"Refusing the database {where}. {schema.message}")
+        given = f" --database-url {url}" if url and url == where else ""
+        hint = f"'{prog()} migrate{given}'"
+        message = schema.message.replace("'charleston-fsm migrate'", hint)
+        say("error", f"Refusing the database {where}. {message}")
         raise typer.Exit(2)
     return store
 

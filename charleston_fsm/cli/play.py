@@ -16,6 +16,7 @@ from .common import (
     _check_game,
     _open_store,
     _print_story,
+    check_ruleset,
     console,
 )
 
@@ -24,7 +25,9 @@ commands = typer.Typer()
 
 @commands.command("play")
 def play_command(
-    ruleset: str = typer.Option("nmjl", help=f"One of: {', '.join(RULESETS)}."),
+    ruleset: str = typer.Option(
+        "nmjl", callback=check_ruleset, help=f"One of: {', '.join(RULESETS)}."
+    ),
     seed: int = typer.Option(7, help="Deal and bot seed (reproducible)."),
 ) -> None:
     """Play one in-memory game with four bots and print it pass by pass."""
@@ -47,7 +50,9 @@ def play_command(
 def demo_command(
     seed: int | None = typer.Option(None, help="Deal and bot seed (default: one per ruleset)."),
     ruleset: str | None = typer.Option(
-        None, help=f"One of: {', '.join(RULESETS)} (default: each in turn)."
+        None,
+        callback=check_ruleset,
+        help=f"One of: {', '.join(RULESETS)} (default: each in turn).",
     ),
     database_url: str | None = DatabaseUrl,
 ) -> None:

@@ -6,6 +6,8 @@ import typer
 
 from .common import (
     _open_store,
+    check_database_url,
+    check_ruleset,
     console,
 )
 
@@ -14,7 +16,9 @@ commands = typer.Typer()
 
 @commands.command("diagram")
 def diagram_command(
-    ruleset: str | None = typer.Option(None, help="One ruleset (default: every ruleset)."),
+    ruleset: str | None = typer.Option(
+        None, callback=check_ruleset, help="One ruleset (default: every ruleset)."
+    ),
     fmt: str = typer.Option("all", "--format", help="svg, dot, mermaid or all."),
     out: str | None = typer.Option(
         None, help="Directory (default: diagrams/ at the repository root), or a file name."
@@ -23,7 +27,11 @@ def diagram_command(
         None, help="A stored game's id: its chart with the active states filled (default out: .)."
     ),
     database_url: str | None = typer.Option(
-        None, "--database-url", envvar="CHARLESTON_DATABASE_URL", help="The store, with --game."
+        None,
+        "--database-url",
+        envvar="CHARLESTON_DATABASE_URL",
+        callback=check_database_url,
+        help="The store, with --game.",
     ),
 ) -> None:
     """Draw the rulesets' statecharts (or one stored game's) from the chart classes."""
