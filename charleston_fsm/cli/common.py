@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import typer
 from rich.console import Console
 
-from ..engine.story import story_lines
+from ..engine.story import LEGEND, story_lines
 from .errors import DATABASE_URLS_ACCEPTED, SERVICE_URLS_ACCEPTED, prog
 
 #: Piped into a file or another program, lines are never hard-wrapped (a hand stays on
@@ -137,13 +137,22 @@ def _story_style(line: str) -> str:
     if line.startswith("**"):
         return "bold green"
     if line.startswith("    "):
-        return "magenta" if "unseen" in line else ""
+        return "magenta" if "unseen" in line else ("italic" if "uneven" in line else "")
+    if line.lstrip().startswith("["):
+        return "yellow"
     return "dim" if "confirms" in line else ""
 
 
-def _print_story(events) -> None:  # type: ignore[no-untyped-def]
-    for line in story_lines(events):
-        console.print(line, style=_story_style(line), highlight=False)
+def _print_story(events, chart=None) -> None:  # type: ignore[no-untyped-def]
+    """The story of a game; with the ruleset's ``chart``, steps by their names."""
+    for line in story_lines(events, chart):
+        console.print(line, style=_story_style(line), highlight=False, markup=False)
+
+
+def _print_legend() -> None:
+    """How to read a story (tiles, #numbers, the marks): once, above the first."""
+    for line in LEGEND:
+        console.print(line, style="dim", highlight=False, markup=False)
 
 
 def _check_game(store, game_id: str) -> bool:  # type: ignore[no-untyped-def]

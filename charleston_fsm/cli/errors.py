@@ -38,6 +38,14 @@ def prog() -> str:
     return os.environ.get(PROG_ENV) or "charleston-fsm"
 
 
+def command_text(args: str) -> str:
+    """A command to print for the user, runnable as printed: ``./dev serve`` in a clone
+    (``./dev`` has jobs of its own for demo and serve), else ``charleston-fsm ARGS``."""
+    if prog() == "./dev cli" and args.split(" ", 1)[0] in ("demo", "serve"):
+        return f"./dev {args}"
+    return f"{prog()} {args}"
+
+
 def say_error(*lines: str) -> None:
     """Plain lines on stderr: the first says what was wrong, the next what to do."""
     for line in lines:
@@ -130,7 +138,7 @@ def _request_url(exc: Any) -> str:
 
 
 def _serve_hint() -> str:
-    return "./dev serve" if prog() == "./dev cli" else f"{prog()} serve"
+    return command_text("serve")
 
 
 # -- help ------------------------------------------------------------------------------------

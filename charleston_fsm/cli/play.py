@@ -6,7 +6,6 @@ import typer
 
 from ..engine.bots import play_table
 from ..engine.rulesets import RULESETS
-from ..engine.story import story_lines
 from ..engine.table import Table
 from ..engine.tiles import Deal, describe
 from .common import (
@@ -15,10 +14,12 @@ from .common import (
     _bot_game,
     _check_game,
     _open_store,
+    _print_legend,
     _print_story,
     check_ruleset,
     console,
 )
+from .errors import command_text
 
 commands = typer.Typer()
 
@@ -33,9 +34,9 @@ def play_command(
     """Play one in-memory game with four bots and print it pass by pass."""
     table = Table(Deal.shuffled(seed), ruleset)
     given = play_table(table, seed)
+    _print_legend()
     console.rule(f"[bold]Charleston, ruleset {ruleset}, seed {seed}")
-    for line in story_lines(table.log):
-        console.print(line, highlight=False)
+    _print_story(table.log, RULESETS[ruleset].chart)
     replayed = Table.fold(table.deal, ruleset, table.options, table.log)
     same = replayed.snapshot() == table.snapshot()
     console.print(
@@ -58,48 +59,60 @@ def demo_command(
 ) -> None:
     """Four bots play a full game per ruleset through the event store; print; verify."""
     store = _open_store(database_url)
+    _print_legend()
     ok = True
+    stored = []
     for name in [ruleset] if ruleset else list(RULESETS):
-        ok &= _demo_game(store, name, seed if seed is not None else DEMO_SEEDS.get(name, 1))
+        game_id, good = _demo_game(store, name, seed if seed is not None else DEMO_SEEDS[name])
+        stored.append(game_id)
+        ok &= good
     if not ok:
         raise typer.Exit(1)
+    where = f" --database-url {database_url}" if database_url else ""
+    console.rule("[bold]Next")
+    console.print("Replay a game through the chart, or read its audit (tiles' routes, hashes):")
+    for line in (f"replay {stored[0]}{where}", f"audit {stored[0]}{where}", f"verify{where}"):
+        console.print(f"  {command_text(line)}", highlight=False, markup=False)
     console.print(
-        "[bold]Play one yourself in a browser:[/] ./dev serve, then open http://127.0.0.1:8000/ "
-        "(one seat against three bots, and the director's desk)"
+        f"Play one yourself in a browser: {command_text('serve')}, then open "
+        "http://127.0.0.1:8000/ (one seat against three bots, and the director's desk)",
+        highlight=False,
+        markup=False,
     )
 
 
-def _demo_game(store, ruleset: str, seed: int) -> bool:  # type: ignore[no-untyped-def]
-    from rich.panel import Panel
-
+def _demo_game(store, ruleset: str, seed: int) -> tuple[str, bool]:  # type: ignore[no-untyped-def]
+    """One bot game through the store, printed, then verified: (its id, verified)."""
     game_id, given = _bot_game(store, seed, ruleset)
     events = store.events(game_id)
+    chosen = RULESETS[ruleset]
     console.rule(f"[bold]Charleston demo: ruleset {ruleset}, seed {seed}")
+    console.print(f"{chosen.title}: {chosen.description}", style="dim", highlight=False)
     deal = events[0].payload["deal"]["hands"]
     for seat, tiles in deal.items():
-        console.print(f"[bold]{seat.capitalize():<6}[/] dealt {describe(sorted(tiles))}")
-    _print_story(e.event for e in events[1:])
+        console.print(
+            f"[bold]{seat.capitalize():<6}[/] dealt {describe(sorted(tiles))}", highlight=False
+        )
+    _print_story((e.event for e in events[1:]), chosen.chart)
     resolved = [e.payload for e in events if e.type == "pass_resolved"]
     blind = sum(1 for p in resolved if p["blind"])
-    courtesy = [
-        len(e.payload["from_hand"])
+    courtesy = {
+        str(e.seat).capitalize(): len(e.payload["from_hand"])
         for e in events
         if e.type == "tiles_transferred" and e.payload["step"].startswith("PAIR_")
-    ]
+    }
     ding_dongs = sum(1 for p in resolved if p["step"] == "DING_DONG")
     ended = next((e.payload["reason"] for e in events if e.type == "charleston_ended"), "")
-    console.print(
-        Panel.fit(
-            f"game {game_id}\n{given} commands, {len(events)} events stored in "
-            f"{store.url.render_as_string(hide_password=True)}\n"
-            f"passes resolved: {len(resolved)} (blind: {blind}; Ding Dongs: {ding_dongs}); "
-            f"courtesy tiles given per player: {courtesy or 'none'}\nended: {ended}",
-            title=f"stored ({ruleset})",
-        )
-    )
-    ok = _check_game(store, game_id)
-    console.print(
-        f"[dim]again later: charleston-fsm replay {game_id}; charleston-fsm audit {game_id}",
-        highlight=False,
-    )
-    return ok
+    gave = ", ".join(f"{seat} {n}" for seat, n in courtesy.items()) or "none"
+    pairs = (("East", "West"), ("South", "North"))
+    if any(courtesy.get(a, 0) != courtesy.get(b, 0) for a, b in pairs):
+        gave += " (uneven: under this ruleset each player gives the count they chose)"
+    for line in (
+        f"stored: game {game_id}, {given} commands, {len(events)} events in "
+        f"{store.url.render_as_string(hide_password=True)}",
+        f"passes resolved: {len(resolved)} (blind: {blind}; Ding Dongs: {ding_dongs}); "
+        f"courtesy tiles given: {gave}",
+        f"ended: {ended}",
+    ):
+        console.print(line, style="bold", highlight=False, markup=False)
+    return game_id, _check_game(store, game_id)
