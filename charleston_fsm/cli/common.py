@@ -183,3 +183,25 @@ def _bot_game(store, seed: int, ruleset: str = "nmjl"):  # type: ignore[no-untyp
     game_id = store.create_game(ruleset=ruleset, seed=seed)
     given = play_bots(store, game_id, seed)
     return game_id, given
+
+
+def courtesy_given(events) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Tiles each player gave from the hand in the Courtesy Pass, by seat name."""
+    return {
+        str(e.seat).capitalize(): len(e.payload["from_hand"])
+        for e in events
+        if e.type == "tiles_transferred" and e.payload["step"].startswith("PAIR_")
+    }
+
+
+def uneven_courtesy_note(given: dict[str, int]) -> str | None:
+    """Why hands of 11 and 16 tiles are right: a pair that gave different counts."""
+    pairs = (("East", "West"), ("South", "North"))
+    uneven = [(a, b) for a, b in pairs if a in given and given[a] != given.get(b, 0)]
+    if not uneven:
+        return None
+    said = "; ".join(f"{a} gave {given[a]}, {b} {given.get(b, 0)}" for a, b in uneven)
+    return (
+        f"Uneven courtesy ({said}): under this ruleset each player gives the count they "
+        "chose, so hands end the Charleston with more or fewer tiles than dealt."
+    )

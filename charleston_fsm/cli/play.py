@@ -18,6 +18,8 @@ from .common import (
     _print_story,
     check_ruleset,
     console,
+    courtesy_given,
+    uneven_courtesy_note,
 )
 from .errors import command_text
 
@@ -96,23 +98,18 @@ def _demo_game(store, ruleset: str, seed: int) -> tuple[str, bool]:  # type: ign
     _print_story((e.event for e in events[1:]), chosen.chart)
     resolved = [e.payload for e in events if e.type == "pass_resolved"]
     blind = sum(1 for p in resolved if p["blind"])
-    courtesy = {
-        str(e.seat).capitalize(): len(e.payload["from_hand"])
-        for e in events
-        if e.type == "tiles_transferred" and e.payload["step"].startswith("PAIR_")
-    }
+    courtesy = courtesy_given(events)
     ding_dongs = sum(1 for p in resolved if p["step"] == "DING_DONG")
     ended = next((e.payload["reason"] for e in events if e.type == "charleston_ended"), "")
     gave = ", ".join(f"{seat} {n}" for seat, n in courtesy.items()) or "none"
-    pairs = (("East", "West"), ("South", "North"))
-    if any(courtesy.get(a, 0) != courtesy.get(b, 0) for a, b in pairs):
-        gave += " (uneven: under this ruleset each player gives the count they chose)"
     for line in (
         f"stored: game {game_id}, {given} commands, {len(events)} events in "
         f"{store.url.render_as_string(hide_password=True)}",
         f"passes resolved: {len(resolved)} (blind: {blind}; Ding Dongs: {ding_dongs}); "
         f"courtesy tiles given: {gave}",
         f"ended: {ended}",
+        uneven_courtesy_note(courtesy) or "",
     ):
-        console.print(line, style="bold", highlight=False, markup=False)
+        if line:
+            console.print(line, style="bold", highlight=False, markup=False)
     return game_id, _check_game(store, game_id)
