@@ -68,19 +68,26 @@ def serve_command(
     from ..api.logs import configure, log
 
     configure(log_level.upper())
-    store = _open_store(
-        database_url,
-        say=lambda level, text: getattr(log, level)(text),
-        anchor_key_file=anchor_key_file,
-    )
+    person = sys.stderr.isatty()
+    held: list[tuple[str, str]] = []  # on a terminal, logged after the banner
+
+    def say(level: str, text: str) -> None:
+        if person and level != "error":
+            held.append((level, text))
+        else:
+            getattr(log, level)(text)
+
+    store = _open_store(database_url, say=say, anchor_key_file=anchor_key_file)
     try:
         serve.check_workers(workers, store.dialect)
     except serve.WorkersNeedPostgres as exc:
         log.error(str(exc))
         raise typer.Exit(2) from None
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    if sys.stderr.isatty():
+    if person:
         _banner(f"http://{shown}:{port}/", store, workers)
+    for level, text in held:
+        getattr(log, level)(text)
     log.info(f"anchors signed with the key from {store.anchor_key.source}")
     if workers > 1:  # each worker builds its own app from these settings
         os.environ.update(
