@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from ..engine.story import LEGEND, story_lines
-from .errors import DATABASE_URLS_ACCEPTED, SERVICE_URLS_ACCEPTED, prog
+from .errors import DATABASE_URLS_ACCEPTED, SERVICE_URLS_ACCEPTED, as_run_here, prog
 
 #: Piped into a file or another program, lines are never hard-wrapped (a hand stays on
 #: its line); on a terminal Rich wraps at the terminal's width.
@@ -123,7 +123,7 @@ def _open_store(  # type: ignore[no-untyped-def]
     elif not schema.current:
         given = f" --database-url {url}" if url and url == where else ""
         hint = f"'{prog()} migrate{given}'"
-        message = schema.message.replace("'charleston-fsm migrate'", hint)
+        message = as_run_here(schema.message.replace("'charleston-fsm migrate'", hint))
         say("error", f"Refusing the database {where}. {message}")
         raise typer.Exit(2)
     return store
@@ -172,7 +172,7 @@ def _refusals() -> Iterator[None]:
     try:
         yield
     except CharlestonError as exc:
-        console.print(f"[red]{exc.message}", highlight=False)
+        console.print(as_run_here(exc.message), style="red", highlight=False, markup=False)
         raise typer.Exit(1) from None
 
 

@@ -38,6 +38,20 @@ def prog() -> str:
     return os.environ.get(PROG_ENV) or "charleston-fsm"
 
 
+_COMMANDS = (
+    "demo|serve|migrate|replay|audit|verify|anchors|quarantine|ruling|simulate|rules|diagram|"
+    "play|bench|record|director"
+)
+
+
+def as_run_here(text: str) -> str:
+    """A message from below (the store's 'run charleston-fsm migrate') with its commands
+    written as the user runs them here (``./dev cli migrate`` in a clone)."""
+    if prog() == "charleston-fsm":
+        return text
+    return re.sub(rf"\bcharleston-fsm (?=(?:{_COMMANDS})\b)", f"{prog()} ", text)
+
+
 def command_text(args: str) -> str:
     """A command to print for the user, runnable as printed: ``./dev serve`` in a clone
     (``./dev`` has jobs of its own for demo and serve), else ``charleston-fsm ARGS``."""
@@ -103,7 +117,7 @@ def known_failure(exc: BaseException) -> tuple[str, ...] | None:
     from ..engine.errors import CharlestonError
 
     if isinstance(exc, CharlestonError):
-        return (exc.message,)
+        return (as_run_here(exc.message),)
     if isinstance(exc, sa.ArgumentError | sa.NoSuchModuleError):
         return (
             f"That database URL cannot be used ({exc}).",
