@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from .common import AnchorKeyFile, DatabaseUrl, _open_store, _refusals, console
+from .errors import command_text
 from .records import anchors_app
 
 commands = typer.Typer()
@@ -43,7 +44,8 @@ def record_export(
         raise typer.Exit(2) from None
     rows = text.count('"kind": "row"')
     console.print(f"{rows} rows of game {game_id} written to {out}", highlight=False)
-    console.print(f"check it anywhere with: charleston-fsm record verify {out}", highlight=False)
+    again = command_text(f"record verify {out}")
+    console.print(f"check it anywhere with: {again}", highlight=False)
 
 
 @record_app.command("verify")
