@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from api_helpers import Game, cli, free_port, ok, running
+from api_helpers import Game, cli, ok, running
 
+from charleston_fsm.bench.server import free_port
 from charleston_fsm.store.record import verify_record
 
 
