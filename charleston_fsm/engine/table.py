@@ -26,7 +26,7 @@ from statemachine.orderedset import OrderedSet
 
 from ..rulebook import enforces
 from . import errors
-from .charts.probe import would_accept
+from .charts.probe import could_take, would_accept
 from .checks import Checks
 from .commands import ACCEPTED_AS, COMMAND_MODELS, Command
 from .events import ANNOTATION_TYPES, Event
@@ -39,6 +39,7 @@ from .steps import Step
 from .tiles import Deal, is_joker
 
 DONE = "CHARLESTON_DONE"
+_COMMAND_NAMES = tuple(sorted(COMMAND_MODELS))
 
 
 def _ruleset(ruleset: Ruleset | str) -> Ruleset:
@@ -248,7 +249,7 @@ class Table(Checks, Guards):
         """
         return [
             name
-            for name in sorted(COMMAND_MODELS)
+            for name in could_take(self.chart, _COMMAND_NAMES)
             if (witness := self._witness(seat, name)) is not None
             and would_accept(self.chart, name, seat=seat, command=witness)
         ]

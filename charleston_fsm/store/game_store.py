@@ -127,6 +127,9 @@ class _WarmTables(threading.local):
     """One table per chart class and thread, re-loaded for each command (Table.load)."""
 
     tables: dict[type, Table] = field(default_factory=dict)
+    #: the snapshot (by identity) each warm table equals now: a view of the snapshot a
+    #: command just wrote reads the table that wrote it instead of loading it again
+    holds: dict[type, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -523,6 +526,7 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
             seat: state for state, step in table.active_steps() for seat in step.participants
         }
         kind = clocks.kind_of(table, cmd)
+        self._warm.holds.pop(type(table.chart), None)  # the command moves it on
         try:
             produced = table.execute(cmd)
         except BaseException:
@@ -574,6 +578,8 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
         it was).
         """
         snapshot = table.snapshot() if table is not None else locked.snapshot
+        if table is not None and self._warm.tables.get(type(table.chart)) is table:
+            self._warm.holds[type(table.chart)] = snapshot
         finished = table.finished if table is not None else DONE in snapshot["configuration"]
         rows = commands.chained_rows(
             locked.last_seq, locked.head_hash, game_id, command_id, items, now
@@ -673,8 +679,10 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
         table = self._warm.tables.get(chart)
         if table is None:
             table = self._warm.tables[chart] = Table.restore(snapshot)
-        else:
+        elif self._warm.holds.get(chart) is not snapshot:
+            self._warm.holds.pop(chart, None)  # a load that fails leaves it unknown
             table.load(snapshot)
+        self._warm.holds[chart] = snapshot
         return table
 
     def _notify(self, conn: Connection, game_id: str, last_seq: int) -> None:
