@@ -25,6 +25,7 @@ from .errors import (
 )
 from .game_store import (
     NOTIFY_CHANNEL,
+    POOL_THREADS,
     ExecuteResult,
     GameStore,
     GameSummary,
@@ -42,6 +43,7 @@ __all__ = [
     "ENV_VAR",
     "MAX_TABLES",
     "NOTIFY_CHANNEL",
+    "POOL_THREADS",
     "Anchor",
     "AnchorKey",
     "AuditReport",

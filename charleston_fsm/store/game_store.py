@@ -65,6 +65,12 @@ from .tamper import TamperEvidence
 from .urls import resolve_url
 
 MAX_COMMAND_ID = 128  # events.command_id, commands.command_id
+#: threads a service runs store calls on at once (the API's worker threads use this many)
+POOL_THREADS = 40
+#: PostgreSQL connections kept open: one per such thread, the clock's and the sealing
+#: thread's; a connection beyond them is opened and closed per use (a backend fork and
+#: an authentication each), so steady load opens none
+POOL_SIZE = POOL_THREADS + 2
 ROLES = frozenset([*(s.value for s in SEATS), "director"])
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -199,7 +205,9 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
 
             return engine
         if self.dialect == "postgresql":
-            return create_engine(self.url, echo=echo, pool_pre_ping=True)
+            return create_engine(
+                self.url, echo=echo, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=10
+            )
         raise InvalidGameSetup(
             f"The store runs on PostgreSQL or SQLite, not {self.dialect!r}.",
         )
