@@ -8,7 +8,8 @@ import math
 from charleston_fsm.api import deps
 from charleston_fsm.bench.databases import sqlite_database
 from charleston_fsm.bench.stages import REST, WRAPPED, budgets
-from charleston_fsm.store import GameStore, commands
+from charleston_fsm.store import commands
+from charleston_fsm.store.command_path import CommandPath
 
 STORE_STAGES = {
     "lock + read (round trips)",
@@ -37,4 +38,4 @@ def test_a_command_budget_charges_every_stage_and_adds_up() -> None:
     assert {(id(owner), name): getattr(owner, name) for _, owner, name in WRAPPED} == originals
     assert commands.read_head is originals[(id(commands), "read_head")]
     assert deps.authenticate is originals[(id(deps), "authenticate")]
-    assert GameStore.execute is originals[(id(GameStore), "execute")]
+    assert CommandPath.apply is originals[(id(CommandPath), "apply")]

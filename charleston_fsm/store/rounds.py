@@ -1,30 +1,33 @@
 """Rounds: the tables of one session of a tournament, created together, listed together.
 
 A round is made in one write transaction (its row, then every table through
-:meth:`GameStore.create_game` on that transaction's connection): a client sees all of its
+:meth:`GameRegistry.create_game` on that transaction's connection): a client sees all of its
 tables or none. Its listing is one query over the round's games and projections; each
 table's state comes from the thread's warm table (``view_of``), not a chart per table.
-A mixin of :class:`~.game_store.GameStore`.
+A part of the store (:mod:`.core`) over the games part and the reads part.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select
+from sqlalchemy import bindparam, func, insert, select
 
 from ..engine.errors import SetupError
 from ..engine.seats import SEATS
 from ..rulebook import enforces
 from . import integrity
+from .core import Part, StoreCore
 from .errors import InvalidRound, RoundNotFound
+from .games import GameRegistry
 from .hashing import canonical_time, utc
 from .models import MAX_GAME_ID, GameRow, ProjectionRow, QuarantineRow, RoundRow
+from .reads import CheckedReads
 
 if TYPE_CHECKING:
     from ..engine.table import Table
@@ -98,16 +101,13 @@ class RoundListing:
         }
 
 
-class Rounds:
+class Rounds(Part):
     """``create_round``, ``round_opens`` and ``round_listing``."""
 
-    if TYPE_CHECKING:  # provided by GameStore
-        create_game: Callable[..., str]
-
-        def _writing(self, unknown: str = ...) -> AbstractContextManager[Connection]: ...
-        def _reading(self, *, snapshot: bool = False) -> AbstractContextManager[Connection]: ...
-        def _load(self, snapshot: Mapping[str, Any]) -> Table: ...
-        def view_of(self, snapshot: Mapping[str, Any], seat: Any = None) -> dict[str, Any]: ...
+    def __init__(self, core: StoreCore, registry: GameRegistry, reads: CheckedReads) -> None:
+        super().__init__(core)
+        self.registry = registry
+        self.reads = reads
 
     @enforces("SVC-09")
     def create_round(
@@ -149,7 +149,9 @@ class Rounds:
             for number, setup in enumerate(tables, start=1):
                 with numbered(number):
                     game_ids.append(
-                        self.create_game(**setup, round_id=round_id, round_table=number, conn=conn)
+                        self.registry.create_game(
+                            **setup, round_id=round_id, round_table=number, conn=conn
+                        )
                     )
         return round_id, game_ids
 
@@ -198,7 +200,7 @@ class Rounds:
                 last_seq=row.last_seq,
                 players=row.players,
             )
-        view = self.view_of(row.snapshot, None, row.clock)
+        view = self.reads.view_of(row.snapshot, None, row.clock)
         game = view["game"]
         return RoundTable(
             table=row.round_table,
