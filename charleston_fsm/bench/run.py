@@ -128,6 +128,8 @@ def _measure(
 
     def on_step(label: str, step: Step) -> None:
         cpu = f", server CPU {step.server_cpu_ms:.2f} ms each" if step.server_cpu_ms else ""
+        if step.sessions_opened is not None:
+            cpu += f", {step.sessions_opened} sessions opened"
         say(f"{database.name} HTTP {label}: {step.rate:.0f}/s → p99 {step.p99_ms:.1f} ms{cpu}")
 
     if {"http", "memory"} & set(settings.rows):
