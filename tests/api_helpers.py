@@ -47,7 +47,8 @@ def cli(
     *args: str, check: bool = True, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``charleston-fsm ARGS`` as a process (wide console: Rich does not wrap lines)."""
-    environment = {**os.environ, "COLUMNS": "400", **(env or {})}
+    environment = {k: v for k, v in os.environ.items() if k != "CHARLESTON_FSM_PROG"}
+    environment = {**environment, "COLUMNS": "400", **(env or {})}
     environment.pop("CHARLESTON_DATABASE_URL", None)
     done = subprocess.run(
         [*cli_executable(), *args], capture_output=True, text=True, env=environment, timeout=300
