@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from api_helpers import free_port
+
+from charleston_fsm.bench.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import api_helpers
 import httpx
 import pytest
 from api_helpers import Game, Server, running
@@ -478,9 +477,7 @@ def play_until_over(page: Page, shots: Shots, limit: float = 90) -> None:
     shots(page, "over")
 
 
-def test_stream_reconnects_after_the_service_restarts(
-    tmp_path: Path, browser: Browser, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_stream_reconnects_after_the_service_restarts(tmp_path: Path, browser: Browser) -> None:
     """The page's stream drops with the service and resumes by itself when it is back."""
     url = f"sqlite:///{tmp_path / 'restart.sqlite3'}"
     first = Server(url, tmp_path / "first.log")
@@ -504,8 +501,7 @@ def test_stream_reconnects_after_the_service_restarts(
     pass_button(east).click()
     expect(problem).to_contain_text("Not sent. The service cannot be reached", timeout=20_000)
     assert "TypeError" not in problem.inner_text()
-    monkeypatch.setattr(api_helpers, "free_port", lambda: first.port)
-    second = Server(url, tmp_path / "second.log")
+    second = Server(url, tmp_path / "second.log", port=first.port)
     try:
         for page in pages.values():
             expect(page.locator("#live")).to_have_text("● live", timeout=15_000)
