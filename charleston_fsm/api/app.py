@@ -15,10 +15,11 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
+from anyio import to_thread
 from fastapi import APIRouter, FastAPI
 from fastapi.concurrency import run_in_threadpool
 
-from ..store import GameStore
+from ..store import POOL_THREADS, GameStore
 from . import (
     routes_director,
     routes_games,
@@ -54,6 +55,8 @@ def _store_url(store: Any) -> str | None:
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     notifier: Notifier = app.state.notifier
+    # the route threads and the store's connection pool are sized together
+    to_thread.current_default_thread_limiter().total_tokens = POOL_THREADS
     await run_in_threadpool(notifier.start)
     clock = ClockThread(app.state.store, notifier, app.state.clock_interval)
     clock.start()

@@ -46,7 +46,10 @@ def bench_command(
     json_path: Path | None = typer.Option(None, "--json", help="Also write the figures here."),
     markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table instead."),
     breakdown: bool = typer.Option(
-        False, "--breakdown", help="Also time each engine and store operation (where time goes)."
+        False,
+        "--breakdown",
+        help="Also time each engine and store operation, and a command's CPU µs by stage "
+        "(HTTP: parse, auth, lock + read, chart, view, write, notify, serialise; the store's).",
     ),
 ) -> None:
     """Measure every figure of the speed targets on SQLite and PostgreSQL, each beside its
@@ -57,7 +60,7 @@ def bench_command(
 
     from .databases import NoPostgres
     from .http_rows import LoadPlan
-    from .report import breakdown_table, to_json, to_markdown, to_rich
+    from .report import breakdown_table, budget_table, to_json, to_markdown, to_rich
     from .run import BenchSettings, run_bench
 
     rows = tuple(r.strip() for r in only.split(",")) if only else ROWS
@@ -106,7 +109,9 @@ def bench_command(
             console.print(f"[red]{exc}", highlight=False)
             raise typer.Exit(2) from None
     if json_path:
-        json_path.write_text(to_json(result.figures, settings.describe(), result.breakdown))
+        json_path.write_text(
+            to_json(result.figures, settings.describe(), result.breakdown, result.budgets)
+        )
     if markdown:
         typer.echo(to_markdown(result.figures), nl=False)
         return
@@ -114,6 +119,8 @@ def bench_command(
     console.print(to_rich(result.figures, title))
     if result.breakdown:
         console.print(breakdown_table(result.breakdown))
+    for budget in result.budgets:
+        console.print(budget_table(budget))
 
 
 def _numbers(text: str | None, option: str, kind: Callable[[str], float]) -> tuple:  # type: ignore[type-arg]

@@ -73,6 +73,7 @@ async def _measure(
     def report(label: str) -> Callable[[Step], None]:
         return lambda step: on_step(label, step) if on_step else None
 
+    counter = SessionCounter(database) if database.is_postgres else None
     try:
         async with client_for(server.base_url) as client:
             slots = await create_tables(client, max(plan.tables))
@@ -94,10 +95,13 @@ async def _measure(
                     poisson=plan.poisson,
                     on_step=report(f"{tables} tables"),
                     cpu=server.cpu_seconds,
+                    sessions=counter.opened if counter else None,
                 )
                 ladders.append((tables, ladder))
     finally:
         sampler.cancel()
+        if counter:
+            counter.close()
     figures = [_rate_figure(database, tables, ladder, health) for tables, ladder in ladders]
     figures.append(
         Figure(
@@ -113,6 +117,25 @@ async def _measure(
         )
     )
     return figures
+
+
+class SessionCounter:
+    """The sessions PostgreSQL has opened on the bench's database (``pg_stat_database``),
+    read over one connection of its own opened before the load. The server reports a
+    session's start within about a second, so a step's count is good to ±1."""
+
+    def __init__(self, database: Database) -> None:
+        self._conn = database.connect()
+        self._conn.autocommit = True
+
+    def opened(self) -> int:
+        row = self._conn.execute(
+            "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        self._conn.close()
 
 
 def _rate_figure(database: Database, tables: int, ladder: Ladder, health: Ladder) -> Figure:

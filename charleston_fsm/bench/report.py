@@ -13,6 +13,7 @@ from typing import Any
 from rich.table import Table as RichTable
 
 from .figures import Figure
+from .stages import Budget
 
 HEADERS = ("figure", "database", "measured", "floor in the same run", "ratio", "target", "met")
 
@@ -66,6 +67,18 @@ def breakdown_table(costs: dict[str, dict[str, tuple[float, float]]]) -> RichTab
     return table
 
 
+def budget_table(budget: Budget) -> RichTable:
+    """A command's CPU and wall µs by stage (:mod:`.stages`)."""
+    table = RichTable(title=f"{budget.name}: µs per command, {budget.commands} commands")
+    table.add_column("stage")
+    table.add_column("CPU µs", justify="right")
+    table.add_column("wall µs", justify="right")
+    for stage, cpu, wall in budget.rows():
+        table.add_row(stage, f"{cpu:.0f}", f"{wall:.0f}")
+    table.add_row("total", f"{budget.total_cpu_us:.0f}", f"{budget.total_wall_us:.0f}")
+    return table
+
+
 def to_markdown(figures: Sequence[Figure]) -> str:
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     for figure in figures:
@@ -77,6 +90,7 @@ def to_json(
     figures: Sequence[Figure],
     settings: dict[str, Any],
     breakdown: dict[str, dict[str, tuple[float, float]]] | None = None,
+    budgets: Sequence[Budget] = (),
 ) -> str:
     document = {
         "generated_at": datetime.now(UTC).isoformat(),
@@ -91,6 +105,14 @@ def to_json(
         "breakdown_ms": {
             part: {name: {"median": m, "p95": p} for name, (m, p) in operations.items()}
             for part, operations in (breakdown or {}).items()
+        },
+        "stages_us": {
+            b.name: {
+                "commands": b.commands,
+                "total": {"cpu": b.total_cpu_us, "wall": b.total_wall_us},
+                "stages": {s: {"cpu": c, "wall": w} for s, c, w in b.rows()},
+            }
+            for b in budgets
         },
     }
     return json.dumps(document, indent=2)

@@ -12,6 +12,7 @@ from .figures import DEFAULT_PG, ROWS, Figure, median_figure
 from .http_rows import LoadPlan, http_rows
 from .load import Step
 from .replay_rows import FULL_GAMES, replay_row, stored_games, verify_row
+from .stages import Budget, budgets
 from .store_rows import command_row, throughput_row
 
 REPLAY_GAMES = 500  # replay is per game: a sample of the stored games is enough
@@ -80,6 +81,7 @@ class BenchResult:
 
     figures: list[Figure]
     breakdown: dict[str, Costs]
+    budgets: list[Budget] = field(default_factory=list)
 
 
 def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None]) -> BenchResult:
@@ -87,6 +89,7 @@ def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None])
     ``advance`` moves the progress by finished units (see ``BenchSettings.units``)."""
     figures: list[Figure] = []
     costs: dict[str, Costs] = {}
+    stage_budgets: list[Budget] = []
     if settings.breakdown:
         say("the engine's costs")
         costs["engine"] = engine_costs(settings.samples)
@@ -98,9 +101,11 @@ def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None])
             if settings.breakdown:
                 say(f"{database.name}: the store's costs")
                 costs[database.name] = store_costs(database, settings.samples)
+                say(f"{database.name}: a command's CPU by stage")
+                stage_budgets += budgets(database, settings.samples)
                 advance(1)
     figures.sort(key=lambda f: (ROWS.index(f.row), settings.databases.index(f.database)))
-    return BenchResult(figures, costs)
+    return BenchResult(figures, costs, stage_budgets)
 
 
 def _open(name: str, settings: BenchSettings) -> AbstractContextManager[Database]:
@@ -123,6 +128,8 @@ def _measure(
 
     def on_step(label: str, step: Step) -> None:
         cpu = f", server CPU {step.server_cpu_ms:.2f} ms each" if step.server_cpu_ms else ""
+        if step.sessions_opened is not None:
+            cpu += f", {step.sessions_opened} sessions opened"
         say(f"{database.name} HTTP {label}: {step.rate:.0f}/s → p99 {step.p99_ms:.1f} ms{cpu}")
 
     if {"http", "memory"} & set(settings.rows):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -25,7 +26,7 @@ from statemachine.orderedset import OrderedSet
 
 from ..rulebook import enforces
 from . import errors
-from .charts.probe import would_accept
+from .charts.probe import could_take, would_accept
 from .checks import Checks
 from .commands import ACCEPTED_AS, COMMAND_MODELS, Command
 from .events import ANNOTATION_TYPES, Event
@@ -38,6 +39,7 @@ from .steps import Step
 from .tiles import Deal, is_joker
 
 DONE = "CHARLESTON_DONE"
+_COMMAND_NAMES = tuple(sorted(COMMAND_MODELS))
 
 
 def _ruleset(ruleset: Ruleset | str) -> Ruleset:
@@ -52,6 +54,12 @@ class _WarmTables(threading.local):
 
 
 _WARM = _WarmTables()
+
+
+@cache
+def _document_order(chart: type) -> dict[str, int]:
+    """Each state id of a chart class by its place in the document (``states_map`` order)."""
+    return {state.id: index for index, state in enumerate(chart.states_map.values())}  # type: ignore[attr-defined]
 
 
 class Table(Checks, Guards):
@@ -169,13 +177,18 @@ class Table(Checks, Guards):
         The chart keeps its configuration in the order states were entered, which a
         restored table cannot know; everything the table shows or says uses this order.
         """
-        active = set(self.chart.configuration)
-        return [state for state in self.chart.states_map.values() if state in active]
+        order = _document_order(type(self.chart))
+        return sorted(self.chart.configuration, key=lambda state: order[state.id])
 
     @property
     def configuration(self) -> list[str]:
         """The ids of :attr:`active_states`."""
-        return [state.id for state in self.active_states]
+        return self._ids(self.chart.configuration)
+
+    def _ids(self, states: Iterable[State]) -> list[str]:
+        """The ids of ``states`` in the chart's document order."""
+        order = _document_order(type(self.chart))
+        return sorted((state.id for state in states), key=order.__getitem__)
 
     @property
     def finished(self) -> bool:
@@ -183,15 +196,15 @@ class Table(Checks, Guards):
 
     def execute(self, command: Command) -> list[Event]:
         """Apply one command; return the events it caused, or raise and change nothing."""
-        before = self.configuration
+        before = self.chart.configuration  # the library replaces it, never changes it
         self._pending = []
         try:
             self.chart.send(command.event, seat=command.seat, command=command)
         except TransitionNotAllowed:
             raise self._refusal(command) from None
-        after = self.configuration
-        if after != before:
-            self._emit("state_changed", None, {"from": before, "to": after})
+        after = self.chart.configuration
+        if after is not before and (now := self._ids(after)) != (was := self._ids(before)):
+            self._emit("state_changed", None, {"from": was, "to": now})
         events, self._pending = self._pending, []
         self.log.extend(events)
         return events
@@ -236,7 +249,7 @@ class Table(Checks, Guards):
         """
         return [
             name
-            for name in sorted(COMMAND_MODELS)
+            for name in could_take(self.chart, _COMMAND_NAMES)
             if (witness := self._witness(seat, name)) is not None
             and would_accept(self.chart, name, seat=seat, command=witness)
         ]

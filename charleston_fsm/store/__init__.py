@@ -9,6 +9,7 @@ from .anchors import write_file as write_anchor_file
 from .audit import AuditReport, Confirmation, PassAudit, Transfer
 from .bots import play_bots
 from .commands import NOTIFY_CHANNEL
+from .core import POOL_THREADS
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -39,6 +40,7 @@ __all__ = [
     "ENV_VAR",
     "MAX_TABLES",
     "NOTIFY_CHANNEL",
+    "POOL_THREADS",
     "Anchor",
     "AnchorKey",
     "AuditReport",

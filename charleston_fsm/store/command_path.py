@@ -127,6 +127,7 @@ class CommandPath(Part):
             seat: state for state, step in table.active_steps() for seat in step.participants
         }
         kind = clocks.kind_of(table, cmd)
+        self.core.warm.holds.pop(type(table.chart), None)  # the command moves it on
         try:
             produced = table.execute(cmd)
         except BaseException:
@@ -178,6 +179,8 @@ class CommandPath(Part):
         it was).
         """
         snapshot = table.snapshot() if table is not None else locked.snapshot
+        if table is not None and self.core.warm.tables.get(type(table.chart)) is table:
+            self.core.warm.holds[type(table.chart)] = snapshot
         finished = table.finished if table is not None else DONE in snapshot["configuration"]
         rows = commands.chained_rows(
             locked.last_seq, locked.head_hash, game_id, command_id, items, now

@@ -1,9 +1,12 @@
 """The command path's statements: read a game's head, write what one command caused.
 
-A command costs the database few round trips: on PostgreSQL the lock, the read and one
-statement that writes everything (events, projection, game, command id, anchor, notify),
-then the commit; on SQLite (``BEGIN IMMEDIATE`` already holds the write lock) the read
-and one statement per table. Every write of a command hangs on the move of its game row
+A command costs the database few round trips: on PostgreSQL the lock and the read in one
+pipeline, one statement that writes everything (events, projection, game, command id,
+anchor, notify), then the commit; on SQLite (``BEGIN IMMEDIATE`` already holds the write
+lock) the read and one statement per table. On PostgreSQL the command's statements go to
+psycopg itself (:func:`_on_driver`: prepared, pipelined, no SQLAlchemy execution per
+call), inside SQLAlchemy's transaction, with SQLAlchemy's events and error handling.
+Every write of a command hangs on the move of its game row
 (``last_seq`` still the one read), so a game that moved meanwhile gets nothing written.
 See "The command path" in ``docs/performance.md`` for what each step costs.
 """
@@ -15,8 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
+from psycopg.rows import namedtuple_row
 from psycopg.types.json import Jsonb
-from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy.sql import ClauseElement
 
 from ..engine.events import Event
 from . import integrity
@@ -152,12 +158,53 @@ EVENTS_OF = (
 )
 
 
-def read_head(conn: Connection, game_id: str, command_id: str) -> Row[Any] | None:
+def read_head(conn: Connection, game_id: str, command_id: str) -> Any:
     """The game's head under the write lock (``None``: no such game)."""
-    locking = conn.dialect.name == "postgresql"
-    if locking and conn.execute(LOCK_GAME, {"b_game": game_id}).scalar() is None:
-        return None
-    return conn.execute(READ_HEAD, {"b_game": game_id, "b_command": command_id}).first()
+    params = {"b_game": game_id, "b_command": command_id}
+    if conn.dialect.name == "postgresql":
+        # one round trip: the read is queued behind the lock and runs once it is held
+        locked, head = _on_driver(
+            conn, [(_sql(conn, LOCK_GAME), params), (_sql(conn, READ_HEAD), params)]
+        )
+        return None if locked is None else head
+    return conn.execute(READ_HEAD, params).first()
+
+
+_COMPILED: dict[tuple[type, int], str] = {}
+
+
+def _sql(conn: Connection, statement: ClauseElement) -> str:
+    """``statement`` as the driver's SQL text (compiled once per dialect)."""
+    key = (type(conn.dialect), id(statement))
+    if key not in _COMPILED:
+        _COMPILED[key] = str(statement.compile(dialect=conn.dialect))
+    return _COMPILED[key]
+
+
+def _on_driver(conn: Connection, statements: Sequence[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """The first row of each statement (``None``: no row), run by psycopg in one pipeline.
+
+    The statements run in ``conn``'s transaction (SQLAlchemy still begins and commits
+    it). Each is announced to SQLAlchemy's ``before_cursor_execute`` listeners as if it
+    ran there, and a driver error goes through SQLAlchemy's own handling (wrapped as a
+    ``DBAPIError``, a lost connection invalidated), so the store's errors read the same.
+    """
+    driver = conn.connection.driver_connection
+    announce = conn._has_events or conn.engine._has_events
+    cursors = []
+    sql, params = statements[0]
+    try:
+        with driver.pipeline():
+            for sql, params in statements:
+                if announce:
+                    conn.dispatch.before_cursor_execute(conn, None, sql, params, None, False)
+                cursor = driver.cursor(row_factory=namedtuple_row)
+                cursor.execute(sql, params, prepare=True)
+                cursors.append(cursor)
+        return [cursor.fetchone() if cursor.description else None for cursor in cursors]
+    except psycopg.Error as exc:
+        conn._handle_dbapi_exception(exc, sql, params, None, None)  # raises it, wrapped
+        raise
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -188,7 +235,7 @@ def _write_postgresql(conn: Connection, effects: Effects) -> bool:
     if effects.anchor is not None:
         params.update({f"a_{c}": effects.anchor[c] for c in _ANCHOR_COLUMNS})
     sql = _pg_statement(tuple(effects.game), effects.anchor is not None)
-    return conn.exec_driver_sql(sql, params).first() is not None
+    return _on_driver(conn, [(sql, params)])[0] is not None
 
 
 _PG_STATEMENTS: dict[tuple[tuple[str, ...], bool], str] = {}

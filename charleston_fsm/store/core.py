@@ -37,6 +37,13 @@ from .errors import (
 from .schema import SchemaState, SchemaStatus, alembic_config, schema_state
 from .urls import resolve_url
 
+#: threads a service runs store calls on at once (the API's worker threads use this many)
+POOL_THREADS = 40
+#: PostgreSQL connections kept open: one per such thread, the clock's and the sealing
+#: thread's; a connection beyond them is opened and closed per use (a backend fork and
+#: an authentication each), so steady load opens none
+POOL_SIZE = POOL_THREADS + 2
+
 UNKNOWN_OUTCOME = (
     "The database connection was lost during the commit, so the change may or may not be "
     "stored: read the game (or run verify) before trying again."
@@ -48,6 +55,9 @@ class _WarmTables(threading.local):
     """One table per chart class and thread, re-loaded for each command (Table.load)."""
 
     tables: dict[type, Table] = field(default_factory=dict)
+    #: the snapshot (by identity) each warm table equals now: a view of the snapshot a
+    #: command just wrote reads the table that wrote it instead of loading it again
+    holds: dict[type, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def _no_check(_game_id: str) -> None:
@@ -109,7 +119,9 @@ class StoreCore:
 
             return engine
         if self.dialect == "postgresql":
-            return create_engine(self.url, echo=echo, pool_pre_ping=True)
+            return create_engine(
+                self.url, echo=echo, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=10
+            )
         raise InvalidGameSetup(
             f"The store runs on PostgreSQL or SQLite, not {self.dialect!r}.",
         )
@@ -205,8 +217,10 @@ class StoreCore:
         table = self.warm.tables.get(chart)
         if table is None:
             table = self.warm.tables[chart] = Table.restore(snapshot)
-        else:
+        elif self.warm.holds.get(chart) is not snapshot:
+            self.warm.holds.pop(chart, None)  # a load that fails leaves it unknown
             table.load(snapshot)
+        self.warm.holds[chart] = snapshot
         return table
 
     def dispose(self) -> None:
