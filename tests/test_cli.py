@@ -250,7 +250,7 @@ def test_bad_arguments_get_plain_lines(
 
 
 def test_a_closed_port_is_said_plainly() -> None:
-    from api_helpers import free_port
+    from charleston_fsm.bench.server import free_port
 
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     said = _plain_failure(cli("simulate", "--url", url, "--games", "1", check=False))
@@ -276,7 +276,7 @@ def test_serve_on_a_terminal_prints_a_banner_before_the_logs(tmp_path: Path) -> 
     import select
     import time
 
-    from api_helpers import cli_executable, free_port
+    from charleston_fsm.bench.server import cli_command, free_port
 
     url = f"sqlite:///{tmp_path / 'served.sqlite3'}"
     key = tmp_path / "anchor.key"
@@ -285,7 +285,7 @@ def test_serve_on_a_terminal_prints_a_banner_before_the_logs(tmp_path: Path) -> 
     master, slave = pty.openpty()
     args = ["serve", "--port", str(port), "--database-url", url, "--anchor-key-file", str(key)]
     proc = subprocess.Popen(
-        [*cli_executable(), *args],
+        [*cli_command(), *args],
         stdin=subprocess.DEVNULL,
         stdout=slave,
         stderr=slave,
