@@ -23,7 +23,7 @@ from ..rulebook import enforces
 from . import errors
 from .bots import Bot
 from .clock_options import ClockKind, ClockOptions
-from .commands import Command
+from .commands import COMMAND_MODELS, Command
 from .seats import SEATS, Seat
 from .table import Table
 from .views import seat_view
@@ -56,9 +56,12 @@ def auto_player(seat: Seat, armed_seq: int, *, bot: bool = False) -> Bot:
 
 def kind_of(table: Table, command: Command) -> ClockKind | None:
     """The clock kind a command answers (``None``: a command no clock waits for)."""
-    name = command.type
+    return _kind(table, command.seat, command.type)
+
+
+def _kind(table: Table, seat: Seat | None, name: str) -> ClockKind | None:
     if name in ("confirm_pass", "change_pass", "withdraw_pass", "give_ding_dong"):
-        step = table.requirement(command.seat) if command.seat else None  # type: ignore[arg-type]
+        step = table.requirement(seat) if seat else None
         return "courtesy" if step is not None and step.courtesy else "confirm_pass"
     if name == "offer_courtesy":
         return "courtesy"
@@ -95,7 +98,10 @@ def advance(
 
     A deadline already armed for the same command in the same :func:`scope` is kept
     (a seat's time does not restart when another seat acts); ``acted`` is the clock's own
-    action, remembered while the table stays in that scope (see :func:`refusal`).
+    action with the scope of the decision it made (the table *before* it acted),
+    remembered while the table stays in that scope (see :func:`refusal`). A clock action
+    that moved the table on (its pass resolved the step, its vote was the last) is over:
+    from the next step on the seat plays as usual.
     """
     options = doc.get("options") or {}
     bots = set(doc.get("bots") or ())
@@ -124,8 +130,8 @@ def advance(
             "due_at": iso(start + timedelta(seconds=seconds)),
         }
     kept = {s: a for s, a in doc.get("acted", {}).items() if a["scope"] == where}
-    if acted is not None:
-        kept[acted["seat"]] = {**acted, "scope": where}
+    if acted is not None and acted["scope"] == where:
+        kept[acted["seat"]] = acted
     return {**doc, "deadlines": deadlines, "acted": kept}
 
 
@@ -190,20 +196,37 @@ def resumed(doc: Mapping[str, Any] | None, now: datetime) -> tuple[dict[str, Any
     return {**doc, "paused_at": None, "deadlines": deadlines}, shift.total_seconds()
 
 
+def _acted(doc: Mapping[str, Any] | None, table: Table, seat: Seat | None) -> Any:
+    """What the clock did for ``seat`` in the table's present step, if anything."""
+    if not doc or seat is None:
+        return None
+    acted = doc.get("acted", {}).get(seat.value)
+    return acted if acted is not None and acted["scope"] == scope(table) else None
+
+
 @enforces("SVC-10")
 def refusal(doc: Mapping[str, Any] | None, table: Table, command: Command) -> None:
-    """Refuse a seat's late command for what the clock already did in its name."""
-    if not doc or command.seat is None:
-        return
-    acted = doc.get("acted", {}).get(command.seat.value)
-    if acted is None or acted["scope"] != scope(table):
-        return
-    if kind_of(table, command) != acted["kind"]:
+    """Refuse a seat's late command for the very decision the clock made in its name
+    (the same kind, in the same step); anything else the seat may do, it does."""
+    acted = _acted(doc, table, command.seat)
+    if acted is None or kind_of(table, command) != acted["kind"]:
         return
     raise errors.ClockActed(
         f"Your time to {_DOING[acted['kind']]} ran out at {acted['due_at']}; the clock "
         f"{acted['done']} for you. Wait for the next step."
     )
+
+
+@enforces("SVC-01", "SVC-10")
+def withheld(doc: Mapping[str, Any] | None, table: Table, seat: Seat) -> frozenset[str]:
+    """The commands :func:`refusal` refuses ``seat`` now, whatever their argument.
+
+    A view leaves them out of ``allowed_commands``, which stays exact under clocks.
+    """
+    acted = _acted(doc, table, seat)
+    if acted is None:
+        return frozenset()
+    return frozenset(n for n in COMMAND_MODELS if _kind(table, seat, n) == acted["kind"])
 
 
 _DOING = {

@@ -523,6 +523,7 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
             seat: state for state, step in table.active_steps() for seat in step.participants
         }
         kind = clocks.kind_of(table, cmd)
+        decided_in = clocks.scope(table)  # the step of the decision, before it moves
         try:
             produced = table.execute(cmd)
         except BaseException:
@@ -539,7 +540,7 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
                 step = ev.payload["step"]
             items.append((ev, step))
         if doc is not None:
-            acted = firing.acted(kind, cmd) if firing is not None and kind else None
+            acted = firing.acted(kind, cmd, decided_in) if firing is not None and kind else None
             doc = clocks.advance(doc, table, now, locked.last_seq + len(items), acted)
             if firing is not None and firing.expired is not None:
                 doc = clocks.expired_late(doc, firing.seat)
@@ -714,7 +715,9 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
         if seat is None:
             return director_view(table, clocks.director_clock(clock))
         seat = Seat(seat)
-        return seat_view(table, seat, clocks.seat_clock(clock, seat))
+        return seat_view(
+            table, seat, clocks.seat_clock(clock, seat), clocks.withheld(clock, table, seat)
+        )
 
     def _snapshot(self, game_id: str) -> dict[str, Any]:
         return self._projection(game_id).snapshot  # type: ignore[no-any-return]
