@@ -148,6 +148,19 @@ def test_bad_rounds_are_refused_and_nothing_is_stored(sqlite_url: str, tmp_path:
         ),
         ({"tables": [{"bots": ["east", "east"]}]}, 400, "invalid_request", "seat twice"),
         ({"table": {"seed": 1}, "count": 0}, 400, "invalid_request", "count"),
+        # issue 17 N10: a table is numbered one way (from 1), a count is an integer, a
+        # clock is whole seconds, at least 1
+        (
+            {"tables": [{"seed": 1}, {"seed": 2, "clock": {"vote": 0.5}}]},
+            400,
+            "invalid_request",
+            "Table 2: clock.vote: ",
+        ),
+        ({"table": {"seed": 1}, "count": "5"}, 400, "invalid_request", "count"),
+        ({"table": {"seed": 1}, "count": True}, 400, "invalid_request", "count"),
+        ({"table": {"clock": {"vote": 1e-300}}, "count": 2}, 400, "invalid_request", "whole"),
+        ({"table": {"clock": {"vote": "5"}}, "count": 2}, 400, "invalid_request", "whole"),
+        ({"table": {"clock": {"vote": True}}, "count": 2}, 400, "invalid_request", "whole"),
     ]
     with running(sqlite_url, tmp_path) as server, server.client() as client:
         for body, status, code, words in refusals:
@@ -156,7 +169,14 @@ def test_bad_rounds_are_refused_and_nothing_is_stored(sqlite_url: str, tmp_path:
             problem = response.json()
             assert problem["code"] == code, problem
             assert words in problem["detail"], problem
-    assert stored(sqlite_url) == (0, 0)
+            assert "tables." not in problem["detail"], problem  # never a list index
+        whole = client.post("/v1/rounds", json={"table": {"clock": {"vote": 2.0}}, "count": 1})
+        assert whole.status_code == 201, whole.text  # 2.0 is two whole seconds
+        table = whole.json()["tables"][0]
+        director = {"Authorization": f"Bearer {table['tokens']['director']}"}
+        view = client.get(table["links"]["self"], headers=director)
+        assert view.json()["view"]["clock"]["options"]["vote"] == 2
+    assert stored(sqlite_url) == (1, 1)
 
 
 @pytest.mark.rule("SVC-09")

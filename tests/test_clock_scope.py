@@ -148,3 +148,41 @@ def test_a_late_objection_is_taken_after_the_clock_voted_continue(store: GameSto
     assert "stop" in game["votes"].values()
     assert not any("SECOND" in s or "P2" in s for s in game["state"]), game["state"]
     assert store.verify(game_id).ok
+
+
+@pytest.mark.rule("SVC-10", "FW-06")
+def test_east_in_the_ding_dong_window_has_a_deadline(store: GameStore) -> None:
+    """four_winds with clocks: the window waits for East (a Ding Dong or Ready), so East
+    has a deadline there; when it runs out the clock declares Ready and the deal ends."""
+    game_id = store.create_game(
+        "four_winds",
+        {"charleston": "off"},
+        seed=5,
+        clock={"confirm_pass": 1, "on_expiry": "auto_play"},
+    )
+    assert store.view(game_id)["game"]["state"] == ["DING_DONG_OPEN"]
+    mine = store.view(game_id, E)["clock"]
+    assert mine["kind"] == "confirm_pass" and mine["due_at"] is not None
+    fire_now(store, game_id)
+    game = store.view(game_id)["game"]
+    assert game["finished"] and game["ding_dong"]["ready"] == "east"
+    expired = [e for e in store.events(game_id) if e.type == "clock_expired"]
+    assert [e.payload["done"] for e in expired] == ["declared Ready"]
+    assert store.verify(game_id).ok
+
+
+@pytest.mark.rule("SVC-10")
+def test_a_seat_that_must_place_first_has_its_decision_s_deadline(store: GameStore) -> None:
+    """Clocks on passes only: a seat holding received tiles (it must place them before it
+    passes) still has a deadline, and the clock places, then passes for it."""
+    game_id = store.create_game(seed=42, clock={"confirm_pass": 1})
+    for seat in SEATS:
+        confirm(store, game_id, seat)  # the First Right resolves: everyone holds tiles
+    for seat in (E, S, W):
+        confirm(store, game_id, seat)  # they place and pass; North does nothing
+    clock = store.view(game_id, N)["clock"]
+    assert clock["kind"] == "confirm_pass" and clock["due_at"] is not None
+    for _ in range(2):  # the clock places, then (a fresh deadline) passes
+        fire_now(store, game_id)
+    assert store.view(game_id)["game"]["state"] == ["CHARLESTON_P1_L"]
+    assert store.verify(game_id).ok

@@ -181,13 +181,22 @@ def validation_detail(errors: list[Any]) -> str:
     """Where and what, never the input (a rejected body may hold tiles), each clipped."""
     parts = []
     for e in errors[:5]:
-        loc = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body",))
+        loc = _where(tuple(p for p in e.get("loc", ()) if p != "body"))
         parts.append(
             f"{clip(loc or 'body', MAX_QUOTE)}: {clip(e.get('msg', 'invalid'), MAX_QUOTE)}"
         )
     if len(errors) > 5:
         parts.append(f"and {len(errors) - 5} more")
     return "; ".join(parts) or "The request is not valid."
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    """A field's place; a round's tables are numbered from 1 ("Table 37: seed"), as
+    every other answer about a round's table numbers them, never by list index."""
+    if len(loc) >= 2 and loc[0] == "tables" and isinstance(loc[1], int):
+        rest = ".".join(str(p) for p in loc[2:])
+        return f"Table {loc[1] + 1}" + (f": {rest}" if rest else "")
+    return ".".join(str(p) for p in loc)
 
 
 def install(app: Any) -> None:

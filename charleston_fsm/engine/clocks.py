@@ -6,10 +6,12 @@ auto player reads them from that seat's view), this module turns that into deadl
 The store calls :func:`advance` after every command with the table it left, and fires a
 deadline with :func:`auto_command`. Nothing here knows of storage or HTTP.
 
-Kinds: ``confirm_pass`` (a pass, a Four Winds exchange, a Ding Dong gift), ``vote``,
-``courtesy`` (offering and choosing courtesy tiles) and ``place_tiles``. Requesting a
-Ding Dong and declaring Ready have no clock. A bot seat is a deadline of kind ``bot``
-with zero seconds: the same machinery plays it, so bot seats survive restarts.
+Kinds: ``confirm_pass`` (a pass, a Four Winds exchange, a Ding Dong gift, East's
+decision in the Ding Dong window: request one or declare Ready), ``vote``, ``courtesy``
+(offering and choosing courtesy tiles) and ``place_tiles`` (without a limit of its own,
+a seat that must place first gets the limit of the decision it reaches next). A bot
+seat is a deadline of kind ``bot`` with zero seconds: the same machinery plays it, so
+bot seats survive restarts.
 """
 
 from __future__ import annotations
@@ -63,6 +65,10 @@ def _kind(table: Table, seat: Seat | None, name: str) -> ClockKind | None:
     if name in ("confirm_pass", "change_pass", "withdraw_pass", "give_ding_dong"):
         step = table.requirement(seat) if seat else None
         return "courtesy" if step is not None and step.courtesy else "confirm_pass"
+    if name in ("request_ding_dong", "declare_ready"):
+        # East's decision in the Ding Dong window (ask for one, or declare Ready) is
+        # timed as a pass: the table waits for it, so it has a deadline like any other
+        return "confirm_pass"
     if name == "offer_courtesy":
         return "courtesy"
     if name in ("vote", "place_tiles"):
@@ -115,6 +121,8 @@ def advance(
             continue
         kind = BOT if is_bot else kind_of(table, command)
         seconds = 0 if is_bot else options.get(kind) if kind else None
+        if seconds is None and command.type == "place_tiles":
+            kind, seconds = _after_placing(table, seat, options)
         if seconds is None:
             continue
         key = f"{command.type}@{where}"
@@ -133,6 +141,21 @@ def advance(
     if acted is not None and acted["scope"] == where:
         kept[acted["seat"]] = acted
     return {**doc, "deadlines": deadlines, "acted": kept}
+
+
+def _after_placing(
+    table: Table, seat: Seat, options: Mapping[str, Any]
+) -> tuple[ClockKind | None, float | None]:
+    """The timed decision a seat that must place first reaches next (its pass, its vote
+    ...): with no limit on placing, that decision's limit runs from now, so a seat that
+    never places is still acted for (the clock places, then decides)."""
+    names = ["confirm_pass"] if table.requirement(seat) is not None else []
+    names += [n for n in table.allowed_commands(seat) if n != "place_tiles"]
+    for name in names:
+        kind = _kind(table, seat, name)
+        if kind is not None and options.get(kind) is not None:
+            return kind, options[kind]
+    return None, None
 
 
 def next_due(doc: Mapping[str, Any] | None) -> datetime | None:
@@ -252,6 +275,8 @@ def done_text(command: Command) -> str:
         return f"offered {fields['count']} courtesy tiles"
     if name == "place_tiles":
         return "placed your received tiles"
+    if name == "declare_ready":
+        return "declared Ready"
     return name.replace("_", " ")
 
 

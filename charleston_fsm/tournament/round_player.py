@@ -65,7 +65,7 @@ class RoundPlan:
     tables: int
     ruleset: str = "nmjl"
     seed: int = 1
-    clock_seconds: float | None = None
+    clock_seconds: int | None = None
     idle_seats: int = 0
     name: str = "simulate"
 
@@ -81,7 +81,7 @@ class RoundPlan:
         return {"name": self.name, "table": table, "count": self.tables}
 
 
-def clock_spec(seconds: float) -> dict[str, Any]:
+def clock_spec(seconds: int) -> dict[str, Any]:
     """The create-game ``clock`` field: every kind of decision gets ``seconds``, and the
     service's auto player acts when they run out."""
     kinds = ("confirm_pass", "vote", "courtesy", "place_tiles")
