@@ -11,6 +11,7 @@ can go back to that seat as it is.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -199,6 +200,18 @@ def _where(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc)
 
 
+def _allowed_methods(request: Request) -> str | None:
+    """Every method the documented operations of this path take (Starlette names only
+    the first route's: ``/bot`` has one route for POST and one for DELETE)."""
+    path = request.url.path
+    methods: set[str] = set()
+    for template, operations in request.app.openapi()["paths"].items():
+        pattern = re.sub(r"\\\{[^/]*?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            methods |= {m.upper() for m in operations}
+    return ", ".join(sorted(methods)) or None
+
+
 def install(app: Any) -> None:
     @app.exception_handler(CharlestonError)
     async def _charleston(request: Request, exc: CharlestonError) -> JSONResponse:
@@ -236,6 +249,9 @@ def install(app: Any) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = HTTP_CODES.get(exc.status_code, "http_error")
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405 and (allowed := _allowed_methods(request)):
+            headers = {**(headers or {}), "Allow": allowed}
         return problem(
             exc.status_code,
             code,
@@ -243,7 +259,7 @@ def install(app: Any) -> None:
             kind="not_found" if exc.status_code == 404 else "request",
             rule="SVC-02",
             instance=request.url.path,
-            headers=getattr(exc, "headers", None),
+            headers=headers,
         )
 
     # An unexpected exception is answered by middleware.RequestContext, inside which
