@@ -99,7 +99,8 @@ class Server:
         )
         self._wait_ready()
 
-    def _wait_ready(self, timeout: float = 30.0) -> None:
+    def _wait_ready(self, timeout: float = 120.0) -> None:
+        """Wait for /readyz; generous: a loaded shared machine starts a process slowly."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

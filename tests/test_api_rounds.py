@@ -4,6 +4,7 @@ and ``simulate --url`` playing a round against a running service."""
 
 from __future__ import annotations
 
+import re
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -262,7 +263,7 @@ def test_a_round_with_clocks_is_played_through_two_processes(pg_url: str, tmp_pa
             "--tables",
             "6",
             "--clock-seconds",
-            "0.5",
+            "1",
             "--idle-seats",
             "1",
             "--concurrency",
@@ -279,8 +280,26 @@ def test_a_round_with_clocks_is_played_through_two_processes(pg_url: str, tmp_pa
             if len(cells := line.split("│")) == 4
         }
         assert rows["tables"] == rows["finished"] == rows["verified"] == "6", said
-        # North never plays: every table has North late, and the clock acted in its name
-        assert rows["late seats (round listing = audits)"] == "6", said
+        # What the rules guarantee, not what the machine's speed allowed: North never
+        # plays, so every table has North late and the clock acted in its name; a seat
+        # that played slowly may be late too (rightly). A seat is late in the audit
+        # exactly when the round's listing says so (simulate checks it per table: exit 0).
+        round_id = re.search(r"round ([0-9a-f]{32})", said)
+        assert round_id, said
+        store = GameStore(pg_url)
+        try:
+            listing = store.round_listing(round_id.group(1)).to_dict()
+            assert len(listing["tables"]) == 6
+            for table in listing["tables"]:
+                assert "north" in table["late"], table
+                audit = store.audit(table["game_id"]).to_dict()
+                ran_out = {
+                    e["seat"] for e in audit["clock"] if e["type"] in ("clock_expired", "seat_late")
+                }
+                assert ran_out == set(table["late"]), (table, audit["clock"])
+        finally:
+            store.dispose()
+        assert int(rows["late seats (round listing = audits)"]) >= 6, said
         assert int(rows["actions the clock took (audits)"]) >= 6 * 4, said
         assert rows["rulings recorded"] == "1", said
         for server in servers:  # both processes took commands
