@@ -290,12 +290,17 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
     def upgrade(self, revision: str = "head") -> None:
         """Run Alembic's migrations up to ``revision`` (``head``: the latest)."""
         config = alembic_config(self.url)
-        with self.engine.begin() as conn:
-            if self.dialect == "postgresql":
-                # Two processes starting at once migrate one after the other.
-                conn.execute(text("SELECT pg_advisory_xact_lock(7458020211)"))
-            config.attributes["connection"] = conn
-            alembic_command.upgrade(config, revision)
+        with self.engine.connect() as conn:
+            # Two processes starting at once migrate one after the other: on SQLite the
+            # migration's transaction takes the write lock at BEGIN (BEGIN IMMEDIATE), so
+            # the second waits (busy_timeout) and then finds the schema at head; a lock
+            # taken only at the first write would fail one of them, "database is locked".
+            conn.execution_options(charleston_write=True)
+            with conn.begin():
+                if self.dialect == "postgresql":
+                    conn.execute(text("SELECT pg_advisory_xact_lock(7458020211)"))
+                config.attributes["connection"] = conn
+                alembic_command.upgrade(config, revision)
 
     def downgrade(self, revision: str = "base") -> None:
         config = alembic_config(self.url)
