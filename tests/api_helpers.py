@@ -72,8 +72,9 @@ class Server:
         log_path: Path,
         env: Mapping[str, str] | None = None,
         args: Sequence[str] = (),
+        port: int | None = None,
     ):
-        self.port = free_port()
+        self.port = port or free_port()  # a port of its own, or the one a restart takes again
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         environment = {**os.environ, **(env or {})}
