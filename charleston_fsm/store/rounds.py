@@ -103,6 +103,8 @@ class Rounds:
 
     if TYPE_CHECKING:  # provided by GameStore
         create_game: Callable[..., str]
+        new_game_rows: Callable[..., Any]
+        insert_games: Callable[[Connection, Sequence[Any]], None]
 
         def _writing(self, unknown: str = ...) -> AbstractContextManager[Connection]: ...
         def _reading(self, *, snapshot: bool = False) -> AbstractContextManager[Connection]: ...
@@ -135,7 +137,12 @@ class Rounds:
             "committed, so it may or may not exist (all of its tables or none). Look it up "
             "by its id, or create the round again: an unused round changes nothing."
         )
-        game_ids: list[str] = []
+        # every table is made (and checked) before the write lock is taken: on SQLite
+        # that lock stops every other table's commands and clocks while it is held
+        games = []
+        for number, setup in enumerate(tables, start=1):
+            with numbered(number):
+                games.append(self.new_game_rows(**setup, round_id=round_id, round_table=number))
         with self._writing(unknown) as conn:
             conn.execute(
                 insert(RoundRow).values(
@@ -146,12 +153,8 @@ class Rounds:
                     token_hash=token_hash,
                 )
             )
-            for number, setup in enumerate(tables, start=1):
-                with numbered(number):
-                    game_ids.append(
-                        self.create_game(**setup, round_id=round_id, round_table=number, conn=conn)
-                    )
-        return round_id, game_ids
+            self.insert_games(conn, games)
+        return round_id, [g.game["id"] for g in games]
 
     def round_opens(self, round_id: str, token_hash: str) -> bool:
         """Whether ``token_hash`` is the round director's (``RoundNotFound`` if no round)."""
