@@ -315,9 +315,11 @@ class GameStore(CheckedReads, TamperEvidence, Rounds, ClockWorker):
 
     def downgrade(self, revision: str = "base") -> None:
         config = alembic_config(self.url)
-        with self.engine.begin() as conn:
-            config.attributes["connection"] = conn
-            alembic_command.downgrade(config, revision)
+        with self.engine.connect() as conn:
+            conn.execution_options(charleston_write=True)  # as upgrade: wait for writers
+            with conn.begin():
+                config.attributes["connection"] = conn
+                alembic_command.downgrade(config, revision)
 
     def schema_status(self) -> SchemaStatus:
         """``current``, or why not: see :mod:`charleston_fsm.store.schema`."""
