@@ -10,10 +10,7 @@ import json
 import os
 import random
 import re
-import shutil
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from charleston_fsm.bench.server import ServeProcess, cli_command
 from charleston_fsm.engine.bots import bots_for, play
 from charleston_fsm.engine.commands import Command
 from charleston_fsm.engine.events import Event
@@ -33,38 +31,28 @@ from charleston_fsm.engine.tiles import is_joker
 ROLES = [*(s.value for s in SEATS), "director"]
 
 
-def cli_executable() -> list[str]:
-    script = Path(sys.executable).parent / "charleston-fsm"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("charleston-fsm")
-    if found:
-        return [found]
-    return [sys.executable, "-c", "from charleston_fsm.cli import app; app()"]
-
-
 def cli(
     *args: str, check: bool = True, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``charleston-fsm ARGS`` as a process (wide console: Rich does not wrap lines)."""
-    environment = {**os.environ, "COLUMNS": "400", **(env or {})}
+    environment = {k: v for k, v in os.environ.items() if k != "CHARLESTON_FSM_PROG"}
+    environment = {**environment, "COLUMNS": "400", **(env or {})}
     environment.pop("CHARLESTON_DATABASE_URL", None)
     done = subprocess.run(
-        [*cli_executable(), *args], capture_output=True, text=True, env=environment, timeout=300
+        [*cli_command(), *args], capture_output=True, text=True, env=environment, timeout=300
     )
     if check:
         assert done.returncode == 0, done.stdout + done.stderr
     return done
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+class Server(ServeProcess):
+    """One ``charleston-fsm serve`` process (:class:`~charleston_fsm.bench.server.ServeProcess`)
+    at serve's own log level; its JSON-line logs go to ``log_path``.
 
-
-class Server:
-    """One ``charleston-fsm serve`` process; its JSON-line logs go to ``log_path``."""
+    It inherits this environment (the test run's anchor key file) but not its database
+    URL, nor its platform key unless ``env`` gives one.
+    """
 
     def __init__(
         self,
@@ -74,50 +62,19 @@ class Server:
         args: Sequence[str] = (),
         port: int | None = None,
     ):
-        self.port = port or free_port()  # a port of its own, or the one a restart takes again
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path
         environment = {**os.environ, **(env or {})}
         environment.pop("CHARLESTON_DATABASE_URL", None)
         if not env or "CHARLESTON_PLATFORM_KEY" not in env:
             environment.pop("CHARLESTON_PLATFORM_KEY", None)
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [
-                *cli_executable(),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--database-url",
-                database_url,
-                *args,
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
+        super().__init__(
+            database_url,
+            log_path,
+            extra=args,
+            log_level=None,
             env=environment,
+            port=port,
+            timeout=120,  # a loaded shared machine starts a process slowly
         )
-        self._wait_ready()
-
-    def _wait_ready(self, timeout: float = 120.0) -> None:
-        """Wait for /readyz; generous: a loaded shared machine starts a process slowly."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"serve exited: {self.log_path.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.base_url}/readyz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"serve did not become ready: {self.log_path.read_text()[-2000:]}")
-
-    def client(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.base_url, headers=headers, timeout=30, **kwargs)
 
     def log_lines(self) -> list[dict[str, Any]]:
         lines = []
@@ -126,16 +83,6 @@ class Server:
             if raw:
                 lines.append(json.loads(raw))  # every line is JSON, or this fails
         return lines
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
 
 
 @contextmanager

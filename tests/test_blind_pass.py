@@ -170,8 +170,11 @@ def test_one_blind_player_step_3() -> None:
         "receiver": "south",
         "count": 3,
         "kept": [33],
+        "kept_blind": [],
         "forwarded_on_count": 2,
     }
+    # East, the receiver, learns which of its kept tiles South forwarded unseen
+    assert redact(events_of(events, "tiles_transferred")[1], E)["payload"]["kept_blind"] == [31, 32]
 
 
 @pytest.mark.rule("NMJL-07", "NMJL-09")
@@ -313,6 +316,7 @@ def test_all_four_blind_own_counts_1_0_0_0() -> None:
         "receiver": "east",
         "count": 3,
         "kept": [6],
+        "kept_blind": [6],
         "forwarded_on_count": 2,
     }
 

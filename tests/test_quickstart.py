@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from api_helpers import free_port
+
+from charleston_fsm.bench.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -37,17 +38,89 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
+def _run(clone: Path, command: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """A command exactly as printed, through the shell, in the clone."""
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=timeout,
+    )
+
+
 def test_readme_quickstart_demo(clone: Path) -> None:
     assert "./dev demo" in README
-    done = subprocess.run(
-        ["./dev", "demo"], cwd=clone, capture_output=True, text=True, env=_env(), timeout=900
-    )
+    done = _run(clone, "./dev demo", timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "installing charleston-fsm (the service only" in done.stderr
+    assert "Collecting" in done.stderr  # progress while installing
     assert "(blind pass)" in done.stdout
     assert re.search(r"agree on [123] courtesy", done.stdout)
     assert "demo: ruleset nmjl" in done.stdout and "demo: ruleset house" in done.stdout
     assert "verify (hash chain, head, anchors, projection = replay): ok" in done.stdout
     assert (clone / "var" / "charleston.sqlite3").exists()
+    # a runtime-only .venv: the test tools come with ./dev test
+    for tool in ("pytest", "hypothesis", "schemathesis", "playwright", "ruff"):
+        probe = subprocess.run([str(clone / ".venv/bin/python"), "-c", f"import {tool}"])
+        assert probe.returncode != 0, f"{tool} is in the demo's .venv"
+    # every command the demo suggests runs exactly as printed, the first one included
+    suggested = [line.strip() for line in done.stdout.splitlines() if line.startswith("  ./dev ")]
+    assert suggested and suggested[0].startswith("./dev cli replay "), done.stdout[-2000:]
+    for command in suggested:
+        ran = _run(clone, command)
+        assert ran.returncode == 0, (command, ran.stdout[-2000:], ran.stderr[-2000:])
+        assert "Traceback" not in ran.stdout + ran.stderr
+    assert "./dev serve, then open http://127.0.0.1:8000/" in done.stdout
+
+
+def _readme_commands() -> list[str]:
+    """Every ``./dev …`` or ``charleston-fsm …`` line of the README's shell blocks."""
+    found = []
+    for block in re.findall(r"```sh\n(.*?)```", README, re.S):
+        for line in block.splitlines():
+            command = line.split("  #", 1)[0].strip()
+            if command.startswith(("./dev", "charleston-fsm")):
+                found.append(command)
+    return found
+
+
+def _safe(command: str) -> bool:
+    """Runs on a fresh clone, ends by itself, needs nothing but the clone: no server, no
+    other host, no placeholder, not the test suite."""
+    words = command.split()
+    if words[0] != "./dev" or len(words) < 2 or words[1] != "cli":
+        return False
+    if any(re.fullmatch(r"[A-Z_]{2,}|…", w) for w in words) or "db-host" in command:
+        return False  # GAME_ID, a host of the reader's own
+    return words[2] in ("-h", "--help", "rules", "diagram", "play", "replay", "audit", "verify")
+
+
+def test_readme_commands_run_as_printed(clone: Path) -> None:
+    commands = _readme_commands()
+    assert "./dev demo" in commands and "./dev cli -h" in commands
+    # the README names no bare charleston-fsm in its shell blocks: it is not on PATH
+    assert not [c for c in commands if c.startswith("charleston-fsm")], commands
+    usage = _run(clone, "./dev")
+    assert usage.returncode == 2 and "set -euo" not in usage.stdout + usage.stderr
+    assert "./dev demo" in usage.stdout
+    safe = [c for c in commands if _safe(c)]
+    if shutil.which("dot") is None:  # SVG needs Graphviz; the README says so
+        safe = [c for c in safe if c != "./dev cli diagram"]
+    assert "./dev cli rules --rule HOUSE-03" in safe and "./dev cli -h" in safe
+    for command in safe:
+        ran = _run(clone, command)
+        said = ran.stdout + ran.stderr
+        assert ran.returncode == 0, (command, said[-3000:])
+        assert "Traceback" not in said and "<str>" not in said, (command, said[-3000:])
+    help_text = _run(clone, "./dev cli --help").stdout
+    assert "<str>" not in help_text and "<bool>" not in help_text and "replay" in help_text
+    for bad in ("./dev demo --ruleset chess", "./dev cli replay x --database-url notaurl"):
+        ran = _run(clone, bad)
+        said = (ran.stdout + ran.stderr).strip()
+        assert ran.returncode != 0 and "Traceback" not in said, said
+        assert len(said.splitlines()) <= 3, said
 
 
 def test_readme_curl_session(clone: Path) -> None:

@@ -197,12 +197,22 @@ def test_the_rule_book_reads_like_one() -> None:
     assert "`tests/test_rules_four_winds.py::test_the_second_player_waits_for_the_first`" in fw
 
 
-def test_cli_prints_the_matrix() -> None:
+def test_cli_prints_rules_in_full() -> None:
     result = CliRunner().invoke(app, ["rules", "--rule", "NMJL-05", "--rule", "HOUSE-04"])
     assert result.exit_code == 0, result.output
-    assert "Rule matrix" in result.output
     assert "NMJL-05" in result.output and "HOUSE-04" in result.output
     assert "NMJL-06" not in result.output
+    assert "- Tests:" in result.output and "tests/test_rules_nmjl.py::" in result.output
+
+
+def test_cli_lists_rules_by_ruleset_one_line_each() -> None:
+    result = CliRunner().invoke(app, ["rules", "--ruleset", "house"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "Ruleset house: the implementation spec's variant" in lines
+    assert any(line.startswith("  HOUSE-03 ") for line in lines)
+    assert not any(line.lstrip().startswith("NMJL-13 ") for line in lines)
+    assert "rules --rule SEAT-01" in result.output
 
 
 def test_cli_prints_one_ruleset_as_markdown() -> None:

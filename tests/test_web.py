@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import api_helpers
 import httpx
 import pytest
 from api_helpers import Game, Server, running
@@ -216,6 +215,12 @@ def test_nmjl_game_played_by_four_pages(server: Server, browser: Browser) -> Non
         place_all(table, drag="north")
         # the First Left: South forwards two of its arriving tiles unseen
         play_pass(table, "Pass 3 Left", blind={"south": 2})
+        # South's page says it forwarded two unseen; East's marks the two that came blind
+        expect(south.locator("#last-pass")).to_contain_text(
+            "2 unseen tiles forwarded blind to East (Left)"
+        )
+        expect(east.locator("#last-pass")).to_contain_text("came through a blind pass")
+        expect(east.locator("#received .tile", has_text="from South, blind")).to_have_count(2)
         table.shoot("blind-left")
         place_all(table)
         table.assert_secret()
@@ -322,18 +327,28 @@ def test_house_game_stop_and_asymmetric_courtesy(server: Server, browser: Browse
             play_pass(table, name)
             place_all(table)
         # one stop ends the Charleston, and every page shows it at once
-        table.pages["south"].get_by_role("button", name="Stop the Charleston").click()
-        for page in table.pages.values():
-            expect(page.locator("#phase")).to_contain_text("Stop the Charleston: South")
+        # a stop is asked about first: dismissed, nothing is sent
+        south = table.pages["south"]
+        south.get_by_role("button", name="Stop the Charleston").click()
+        expect(south.locator("dialog#ask")).to_contain_text("ends the Charleston for all four")
+        south.get_by_role("button", name="Cancel").click()
+        expect(south.locator("#message")).to_have_text("Nothing was sent.")
+        expect(table.pages["east"].locator("#phase")).not_to_contain_text("stop")
+        south.get_by_role("button", name="Stop the Charleston").click()
+        south.get_by_role("button", name="Vote to stop").click()
+        for seat, page in table.pages.items():
+            who = "you" if seat == "south" else "South"
+            expect(page.locator("#phase")).to_contain_text(f"Voted to stop the Charleston: {who}")
+            expect(page.locator("#history-list")).to_contain_text("voted to stop the Charleston")
         table.shoot("stopped")
         # asymmetric courtesy: each seat gives its own count, 0 to 3, across
         gives = {"east": 2, "west": 0, "south": 3, "north": 1}
         for seat, page in table.pages.items():
             button = pass_button(page)
-            expect(button).to_have_text("Pass 0 Across")
+            expect(button).to_have_text("Pass no tiles Across")
             expect(button).to_be_enabled()
             lift(page, gives[seat])
-            expect(button).to_have_text(f"Pass {gives[seat]} Across")
+            expect(button).to_have_text(f"Pass {gives[seat] or 'no tiles'} Across")
         lift(table.pages["south"], 1)  # a fourth tile is past the rule's 0-3
         expect(pass_button(table.pages["south"])).to_be_disabled()
         table.pages["south"].locator("#rack .tile.lifted").first.click()
@@ -361,6 +376,7 @@ def test_four_winds_exchange_and_ding_dong(server: Server, browser: Browser) -> 
     east = table.pages["east"]
     try:
         east.get_by_role("button", name="Request a Ding Dong").click()
+        east.get_by_role("button", name="Request it").click()  # it asks first
         for seat in SEATS:
             page = table.pages[seat]
             give = page.get_by_role("button", name="Give Ding Dong")
@@ -379,8 +395,15 @@ def test_four_winds_exchange_and_ding_dong(server: Server, browser: Browser) -> 
             if seat == "east":
                 shots(page, "ding-dong-picker")
             give.click()
-        for page in table.pages.values():
+        for seat, page in table.pages.items():
             expect(page.locator("#phase")).to_contain_text("Ding Dong: 1 of")
+            # the history names each gift given and each received, with its giver
+            history = page.locator("#history-list")
+            expect(history).to_contain_text(
+                "East requested a Ding Dong" if seat != "east" else "You requested a Ding Dong"
+            )
+            for other in (s for s in SEATS if s != seat):
+                expect(history).to_contain_text(f"From {other.title()}:")
         table.shoot("after-ding-dong")
         table.assert_secret()
     finally:
@@ -406,11 +429,16 @@ def test_front_door_one_player_against_three_bots(server: Server, browser: Brows
             front.get_by_role("link", name="East", exact=True).click()
         east = opened.value
         expect(east.locator("#live")).to_have_text("● live")
-        # the token left the address bar and lives in the tab's sessionStorage
-        assert "token" not in east.url
+        # the token stays in the fragment (the link keeps working when copied)
+        assert east.url.endswith(f"#token={tokens[0]}")
         play_until_over(east, shots)
+        # the front page remembers, in this browser, the links of the games it made
+        front.reload()
+        expect(front.locator("#remembered-list a").first).to_have_attribute(
+            "href", re.compile(f"#token={tokens[0]}$")
+        )
         with context.expect_page() as opened:
-            front.get_by_role("link", name="Director's desk").click()
+            front.locator("#remembered-list").get_by_role("link", name="Director's desk").click()
         desk = opened.value
         expect(desk.locator("#facts")).to_contain_text("Over:")
         shots(desk, "desk")
@@ -438,7 +466,8 @@ def play_until_over(page: Page, shots: Shots, limit: float = 90) -> None:
         elif offer.count() and offer.is_enabled():
             offer.click()
         elif button.count() and page.locator("#rack .tile.lifted").count() == 0:
-            need = int((button.text_content() or "Pass 0").split()[1])
+            word = (button.text_content() or "Pass 0").split()[1]
+            need = 0 if word == "no" else int(word)
             if need:
                 lift(page, need)
             if button.is_enabled():
@@ -448,9 +477,7 @@ def play_until_over(page: Page, shots: Shots, limit: float = 90) -> None:
     shots(page, "over")
 
 
-def test_stream_reconnects_after_the_service_restarts(
-    tmp_path: Path, browser: Browser, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_stream_reconnects_after_the_service_restarts(tmp_path: Path, browser: Browser) -> None:
     """The page's stream drops with the service and resumes by itself when it is back."""
     url = f"sqlite:///{tmp_path / 'restart.sqlite3'}"
     first = Server(url, tmp_path / "first.log")
@@ -465,12 +492,21 @@ def test_stream_reconnects_after_the_service_restarts(
             expect(pages[seat].locator("#live")).to_have_text("● live")
     finally:
         first.stop()
-    expect(pages["east"].locator("#live")).to_have_text("○ reconnecting…")
-    monkeypatch.setattr(api_helpers, "free_port", lambda: first.port)
-    second = Server(url, tmp_path / "second.log")
+    east = pages["east"]
+    expect(east.locator("#live")).to_have_text("○ reconnecting…")
+    problem = east.locator("#problem")
+    expect(problem).to_contain_text("Lost the connection to the service")
+    # a pass sent while the service is away: retried, then a plain sentence, no TypeError
+    lift(east, 3)
+    pass_button(east).click()
+    expect(problem).to_contain_text("Not sent. The service cannot be reached", timeout=20_000)
+    assert "TypeError" not in problem.inner_text()
+    second = Server(url, tmp_path / "second.log", port=first.port)
     try:
         for page in pages.values():
             expect(page.locator("#live")).to_have_text("● live", timeout=15_000)
+        expect(problem).to_be_hidden()  # the cause is gone, and so is the sentence
+        expect(east.locator("#rack .tile.lifted")).to_have_count(3)  # the choice is kept
         confirm(pages["south"], 3, "Pass 3 Right")
         expect(pages["east"].locator('#others [data-seat="south"]')).to_contain_text(
             "South is ready"

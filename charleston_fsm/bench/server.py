@@ -1,4 +1,5 @@
-"""A ``charleston-fsm serve`` subprocess for the load generator, and its memory."""
+"""A ``charleston-fsm serve`` subprocess on a free port: the load generator's server (with
+its memory and CPU time) and the HTTP tests' (``tests/api_helpers.Server``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -24,15 +26,22 @@ def cli_command() -> list[str]:
     return [found] if found else [sys.executable, "-c", "from charleston_fsm.cli import app; app()"]
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port no one listens on now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
 class ServeProcess:
-    """``charleston-fsm serve`` on a free loopback port over ``database_url``; logs to
-    ``log_path``. ``workers`` is passed through as ``--workers`` when given, ``extra`` as is."""
+    """``charleston-fsm serve`` on a loopback port over ``database_url``; logs to
+    ``log_path``; ready (``/readyz``) when built.
+
+    ``workers`` is passed through as ``--workers`` when given, ``extra`` as is;
+    ``log_level``: ``--log-level`` (``None``: serve's default). ``env``: the process's
+    whole environment (default: this one without any ``CHARLESTON_`` variable, so only
+    the options configure the server). ``port``: a chosen one (default: a free one).
+    """
 
     def __init__(
         self,
@@ -41,18 +50,27 @@ class ServeProcess:
         workers: int | None = None,
         timeout: float = 60,
         extra: Sequence[str] = (),
+        *,
+        log_level: str | None = "warning",
+        env: Mapping[str, str] | None = None,
+        port: int | None = None,
     ) -> None:
-        self.port = _free_port()
+        self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         args = [*cli_command(), "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-        args += ["--database-url", database_url, "--log-level", "warning"]
+        args += ["--database-url", database_url]
+        if log_level is not None:
+            args += ["--log-level", log_level]
         if workers:
             args += ["--workers", str(workers)]
         args += extra  # more serve options (e.g. "--http h11" to compare parsers)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CHARLESTON_")}
+        if env is None:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("CHARLESTON_")}
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self.proc = subprocess.Popen(
+            args, stdout=self._log, stderr=subprocess.STDOUT, env=dict(env)
+        )
         self._wait_ready(timeout)
 
     def _wait_ready(self, timeout: float) -> None:
@@ -68,6 +86,11 @@ class ServeProcess:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"serve did not become ready: {self.log_path.read_text()[-2000:]}")
+
+    def client(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
+        """An HTTP client of this server (with the bearer ``token``, when given)."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.base_url, headers=headers, timeout=30, **kwargs)
 
     def rss_mb(self) -> float:
         """Resident memory of the server and its worker processes, in MB."""

@@ -1,17 +1,23 @@
 """The ``charleston-fsm`` command line: thin, everything it does lives in the package.
 
 One module per concern (play and demo, reference, serve, records, tournament); each
-declares its commands on its own Typer, gathered here into the one ``app``.
+declares its commands on its own Typer, gathered here into the one ``app``. What every
+command shares is set here once, so a module added later gets it too: ``-h``, help
+without type placeholders and with docstrings reflowed, and :mod:`.errors`, which turns
+a bad argument or a known failure into a plain line instead of a traceback.
 """
 
 from __future__ import annotations
 
-import typer
-
 from . import play, records, reference, serve, tournament
+from .errors import PlainErrorsTyper, tidy_help
 
-app = typer.Typer(
-    help="The Charleston of American Mah Jongg as a statechart.", no_args_is_help=True
+app = PlainErrorsTyper(
+    help="The Charleston of American Mah Jongg as a statechart.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_show_locals=False,  # a bug's traceback must not print tokens
+    add_completion=False,
 )
 
 for part in (play, reference, serve, records, tournament):
@@ -21,4 +27,7 @@ for part in (play, reference, serve, records, tournament):
 
 @app.callback()
 def main() -> None:
-    """Run one of the commands below."""
+    """Run one of the commands below; COMMAND -h tells more about each."""
+
+
+tidy_help(app)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from ..engine.story import step_text
 from ..engine.tiles import describe
 from .common import (
     AnchorKeyFile,
@@ -12,6 +13,8 @@ from .common import (
     _print_story,
     _refusals,
     console,
+    courtesy_given,
+    uneven_courtesy_note,
 )
 
 commands = typer.Typer()
@@ -28,13 +31,26 @@ def replay_command(
     with _refusals():
         events = [e for e in store.events(game_id) if seq is None or e.seq <= seq]
         table = store.replay(game_id, at=seq)
+    chart = table.ruleset.chart
     console.rule(f"[bold]game {game_id}, ruleset {table.ruleset.name}, up to seq {events[-1].seq}")
-    _print_story(e.event for e in events[1:])
-    console.print(f"state: {', '.join(table.configuration)}", highlight=False)
+    _print_story((e.event for e in events[1:]), chart)
+    console.print(
+        f"state: {step_text(table.configuration, chart)} ({', '.join(table.configuration)})",
+        highlight=False,
+        markup=False,
+    )
+    dealt = {seat: len(tiles) for seat, tiles in table.deal.hands.items()}
+    gifts = any(e.type == "ding_dong_given" for e in events)
+    why = "Ding Dong gifts move one tile each way" if gifts else "an uneven courtesy"
     for seat, tiles in table.racks.items():
         waiting = table.received[seat]
+        held = len(tiles) + len(waiting)
         extra = f"  (received, not placed: {describe(waiting)})" if waiting else ""
-        console.print(f"[bold]{seat.label:<6}[/] {describe(sorted(tiles))}{extra}", highlight=False)
+        if held != dealt[seat]:
+            extra += f"  [{held} tiles, dealt {dealt[seat]}: {why}]"
+        console.print(
+            f"{seat.label:<6} {describe(sorted(tiles))}{extra}", highlight=False, markup=False
+        )
 
 
 @commands.command("audit")
@@ -53,6 +69,9 @@ def audit_command(
         print(json.dumps(report.to_dict(), indent=2, default=str))
     else:
         console.print(report.to_text(), highlight=False, markup=False)
+        note = uneven_courtesy_note(courtesy_given(store.events(game_id)))
+        if note:
+            console.print(f"\n{note}", highlight=False, markup=False)
 
 
 @commands.command("verify")

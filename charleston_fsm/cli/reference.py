@@ -6,15 +6,20 @@ import typer
 
 from .common import (
     _open_store,
+    check_database_url,
+    check_ruleset,
     console,
 )
+from .errors import command_text
 
 commands = typer.Typer()
 
 
 @commands.command("diagram")
 def diagram_command(
-    ruleset: str | None = typer.Option(None, help="One ruleset (default: every ruleset)."),
+    ruleset: str | None = typer.Option(
+        None, callback=check_ruleset, help="One ruleset (default: every ruleset)."
+    ),
     fmt: str = typer.Option("all", "--format", help="svg, dot, mermaid or all."),
     out: str | None = typer.Option(
         None, help="Directory (default: diagrams/ at the repository root), or a file name."
@@ -23,7 +28,11 @@ def diagram_command(
         None, help="A stored game's id: its chart with the active states filled (default out: .)."
     ),
     database_url: str | None = typer.Option(
-        None, "--database-url", envvar="CHARLESTON_DATABASE_URL", help="The store, with --game."
+        None,
+        "--database-url",
+        envvar="CHARLESTON_DATABASE_URL",
+        callback=check_database_url,
+        help="The store, with --game.",
     ),
 ) -> None:
     """Draw the rulesets' statecharts (or one stored game's) from the chart classes."""
@@ -56,26 +65,57 @@ def rules_command(
         False, "--markdown", help="The whole rule book as Markdown (docs/rules.md)."
     ),
     ruleset: str | None = typer.Option(None, help="Only the rules of one ruleset."),
-    rule: list[str] = typer.Option([], "--rule", help="Only these rule ids (repeatable)."),
+    rule: list[str] = typer.Option(
+        [],
+        "--rule",
+        help="One rule in full: statement, sources, decision, where the code enforces it, "
+        "the tests that prove it (repeatable).",
+    ),
 ) -> None:
-    """The rule book's matrix: each rule, where the code enforces it, which tests prove it."""
-    from ..rulebook import RULES, RULESET_NAMES
+    """The rule book: every rule by ruleset, one line each; --rule ID shows one in full."""
+    from ..rulebook import CHAPTERS, RULES, RULESET_NAMES, rules_of
     from ..store import errors as _store_errors  # noqa: F401  (their refusals name rules too)
-    from ..traceability.render import to_markdown, to_rich
+    from ..traceability.render import rule_lines, to_markdown
     from ..traceability.trace import default_tests_dir, matrix
 
     unknown = [r for r in rule if r not in RULES]
     if unknown or (ruleset is not None and ruleset not in RULESET_NAMES):
         what = f"rule {', '.join(unknown)}" if unknown else f"ruleset {ruleset!r}"
-        console.print(f"There is no {what} in the rule book.", highlight=False, markup=False)
+        listed = f"the ids that '{command_text('rules')}' lists"
+        accepted = listed if unknown else ", ".join(RULESET_NAMES)
+        console.print(
+            f"There is no {what} in the rule book. Accepted: {accepted}.",
+            highlight=False,
+            markup=False,
+        )
         raise typer.Exit(2)
     chosen = [
         r
         for r in RULES.values()
         if (ruleset is None or ruleset in r.rulesets) and (not rule or r.id in rule)
     ]
-    rows = matrix(default_tests_dir(), chosen)
     if markdown:
-        typer.echo(to_markdown(rows), nl=False)
+        typer.echo(to_markdown(matrix(default_tests_dir(), chosen)), nl=False)
         return
-    console.print(to_rich(rows))
+    if rule:
+        for row in matrix(default_tests_dir(), chosen):
+            for line in rule_lines(row):
+                style = "bold" if line == row.rule.id else ""
+                console.print(line, style=style, highlight=False, markup=False)
+        return
+    ids = {r.id for r in chosen}
+    for chapter in CHAPTERS:
+        rules = [r for r in rules_of(chapter) if r.id in ids]
+        if not rules:
+            continue
+        console.print(f"\n{chapter.title}", style="bold", highlight=False, markup=False)
+        for r in rules:
+            status = "" if r.implemented else f" ({r.status}, not played yet)"
+            console.print(f"  {r.id:<9} {r.statement}{status}", highlight=False, markup=False)
+    console.print(
+        f"\n{len(chosen)} rules. One in full (sources, decision, where enforced, tests): "
+        f"{command_text('rules --rule ' + chosen[0].id)}",
+        style="dim",
+        highlight=False,
+        markup=False,
+    )

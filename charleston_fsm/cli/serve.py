@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 
 import typer
@@ -59,23 +60,34 @@ def serve_command(
     ),
     loop: EventLoop = typer.Option("auto", help="Event loop; auto is uvloop (a dependency)."),
 ) -> None:
-    """Run the HTTP service (JSON-line logs on stderr); migrates an empty database."""
+    """Run the HTTP service; migrates an empty database. Logs are JSON lines on stderr;
+    on a terminal a short banner comes first (the address, the database, the anchor key)."""
     import os
 
     from ..api import create_app, serve
     from ..api.logs import configure, log
 
     configure(log_level.upper())
-    store = _open_store(
-        database_url,
-        say=lambda level, text: getattr(log, level)(text),
-        anchor_key_file=anchor_key_file,
-    )
+    person = sys.stderr.isatty()
+    held: list[tuple[str, str]] = []  # on a terminal, logged after the banner
+
+    def say(level: str, text: str) -> None:
+        if person and level != "error":
+            held.append((level, text))
+        else:
+            getattr(log, level)(text)
+
+    store = _open_store(database_url, say=say, anchor_key_file=anchor_key_file)
     try:
         serve.check_workers(workers, store.dialect)
     except serve.WorkersNeedPostgres as exc:
         log.error(str(exc))
         raise typer.Exit(2) from None
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    if person:
+        _banner(f"http://{shown}:{port}/", store, workers)
+    for level, text in held:
+        getattr(log, level)(text)
     log.info(f"anchors signed with the key from {store.anchor_key.source}")
     if workers > 1:  # each worker builds its own app from these settings
         os.environ.update(
@@ -90,7 +102,6 @@ def serve_command(
         app_ = None
     else:
         app_ = create_app(store, platform_key=platform_key or None, max_body_bytes=max_body_bytes)
-    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     log.info(f"open http://{shown}:{port}/ in a browser to create a game and take a seat")
     serve.run(
         app_,
@@ -101,6 +112,24 @@ def serve_command(
         http=http.value,
         loop=loop.value,
     )
+
+
+def _banner(address: str, store, workers: int) -> None:  # type: ignore[no-untyped-def]
+    """For a person at a terminal, before the JSON logs: where to go, what is used, how
+    to stop. Logs stay JSON lines for the machines that read them."""
+    from rich.console import Console
+
+    out = Console(stderr=True, highlight=False, soft_wrap=True)
+    key = store.anchor_key
+    made = ", created just now" if key.created else ""
+    out.print(f"[bold]charleston-fsm is serving[/] ({workers} process{'es' * (workers > 1)})")
+    out.print(f"  Open        [bold cyan]{address}[/] to create a game and take a seat")
+    out.print(f"  Database    {store.url.render_as_string(hide_password=True)}", markup=False)
+    out.print(f"  Anchor key  {key.source}{made}", markup=False)
+    out.print("              it signs every game's hash chain, so verify can trust a record;")
+    out.print("              back it up apart from the database")
+    out.print("  Stop        Ctrl+C")
+    out.print("[dim]Logs follow, one JSON object per line:")
 
 
 commands.command("bench")(bench_command)

@@ -11,6 +11,9 @@ from .common import (
     _bot_game,
     _open_store,
     _refusals,
+    check_database_url,
+    check_ruleset,
+    check_service_url,
     console,
 )
 
@@ -21,15 +24,19 @@ commands = typer.Typer()
 def simulate_command(
     games: int = typer.Option(100, "--games", "-n", help="How many games."),
     seed: int = typer.Option(1, help="Seed of the first game (then seed+1, …)."),
-    ruleset: str = typer.Option("nmjl", help=f"One of: {', '.join(RULESETS)}."),
+    ruleset: str = typer.Option(
+        "nmjl", callback=check_ruleset, help=f"One of: {', '.join(RULESETS)}."
+    ),
     database_url: str | None = typer.Option(
         None,
         "--database-url",
+        callback=check_database_url,
         help="Store to fill (default: a fresh temporary SQLite file).",
     ),
     url: list[str] | None = typer.Option(
         None,
         "--url",
+        callback=check_service_url,
         help="Play a round against the service at this URL over HTTP instead "
         "(e.g. http://127.0.0.1:8000); repeat it for several processes on one database "
         "(table i is played through URL i mod n).",

@@ -210,6 +210,8 @@ def redact(event: Event, seat: Seat | None) -> dict[str, Any]:
             shown["forwarded_count"] = len(p["forwarded"])
         elif p["receiver"] == seat.value:
             shown["kept"] = p["kept"]
+            # which of the kept tiles the giver forwarded unseen (the receiver holds them)
+            shown["kept_blind"] = [t for t in p["kept"] if t in p["forwarded"]]
             shown["forwarded_on_count"] = total - len(p["kept"])
         data["payload"] = shown
     elif event.type == "pass_resolved":

@@ -8,6 +8,7 @@ from .anchors import read_file as read_anchor_file
 from .anchors import write_file as write_anchor_file
 from .audit import AuditReport, Confirmation, PassAudit, Transfer
 from .bots import play_bots
+from .commands import NOTIFY_CHANNEL
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -23,13 +24,9 @@ from .errors import (
     StoreError,
     StoreUnavailable,
 )
-from .game_store import (
-    NOTIFY_CHANNEL,
-    ExecuteResult,
-    GameStore,
-    GameSummary,
-)
+from .game_store import GameStore
 from .hashing import hash_token
+from .results import ExecuteResult, GameSummary
 from .rounds import MAX_TABLES, RoundListing, RoundTable, check_round_size
 from .rows import StoredEvent
 from .schema import SchemaState, SchemaStatus, alembic_config

@@ -6,7 +6,7 @@ worker takes one due game at a time with ``FOR UPDATE SKIP LOCKED`` (PostgreSQL;
 has one writer anyway), re-checks the deadline under that lock and acts for the seat in
 the same transaction, under the command id ``clock:{seat}:{armed seq}``: two processes
 never act twice, a restart loses nothing, and a seat that acted meanwhile keeps its move.
-A mixin of :class:`~.game_store.GameStore`.
+A part of the store (:mod:`.core`) over the command path, whose transaction it acts in.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, Engine, bindparam, select, update
+from sqlalchemy import Connection, bindparam, select, update
 
 from ..engine import clocks, errors
 from ..engine.commands import DIRECTOR_ANNOTATION_ADAPTER, Command, RecordRuling
@@ -25,13 +25,11 @@ from ..engine.events import Event
 from ..engine.seats import Seat
 from ..engine.views import seat_view
 from . import commands
+from .command_path import CommandPath
+from .core import Part, StoreCore
 from .hashing import utc
 from .models import GameRow
-
-if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
-    from ..engine.table import Table
+from .results import ExecuteResult
 
 #: how long a game whose firing failed waits before the worker tries it again
 RETRY_AFTER = timedelta(seconds=5)
@@ -89,20 +87,13 @@ class ClockFiring:
         }
 
 
-class ClockWorker:
-    """``fire_due_clocks`` and the director's ``direct`` (pause, resume, rulings)."""
+class ClockWorker(Part):
+    """``fire_due_clocks``, ``clock_view`` and the director's ``direct`` (pause, resume,
+    rulings), acting through the command path's ``apply``, ``lock`` and ``append``."""
 
-    if TYPE_CHECKING:  # provided by GameStore
-        engine: Engine
-        dialect: str
-
-        def _reading(self, *, snapshot: bool = False) -> AbstractContextManager[Connection]: ...
-        def _writing(self, *args: Any, **kw: Any) -> AbstractContextManager[Connection]: ...
-        def _lock(self, *args: Any) -> Any: ...
-        def _apply(self, *args: Any) -> Any: ...
-        def _append(self, *args: Any) -> Any: ...
-        def _load(self, snapshot: Mapping[str, Any]) -> Table: ...
-        def _after_commit(self, game_id: str, result: Any) -> None: ...
+    def __init__(self, core: StoreCore, command_path: CommandPath) -> None:
+        super().__init__(core)
+        self.command_path = command_path
 
     def fire_due_clocks(
         self, now: datetime | None = None, limit: int = 50
@@ -132,14 +123,14 @@ class ClockWorker:
                 continue
             if result is not None and result.events:
                 written.append((game_id, result.last_seq))
-                self._after_commit(game_id, result)
+                self.command_path.after_commit(game_id, result)
         return written
 
     def _anything_due(self, moment: datetime) -> bool:
         """A read before any write transaction: an idle poll takes no lock (SQLite's write
         lock stays free for commands) and, on PostgreSQL (autocommit), sends no COMMIT."""
-        with self.engine.connect() as conn:
-            if self.dialect == "postgresql":
+        with self.core.engine.connect() as conn:
+            if self.core.dialect == "postgresql":
                 conn = conn.execution_options(isolation_level="AUTOCOMMIT")
             return conn.execute(_ANY_DUE, {"b_now": moment}).first() is not None
 
@@ -179,7 +170,7 @@ class ClockWorker:
         if not is_bot:
             done = {"done": clocks.done_text(command), "command": command.type}
             expired = Event("clock_expired", seat, {**facts, **done})
-        return self._apply(
+        return self.command_path.apply(
             conn, game_id, command, command_id, ClockFiring(seat, deadline, now, expired)
         )
 
@@ -228,14 +219,12 @@ class ClockWorker:
         change: Callable[[Any, datetime], tuple[Any, list[Event]]],
     ) -> Any:
         """Rows that move no tile: the clock document changes, the projection stays."""
-        from .game_store import ExecuteResult
-
-        locked = self._lock(conn, game_id, command_id, command_doc)
+        locked = self.command_path.lock(conn, game_id, command_id, command_doc)
         if isinstance(locked, ExecuteResult):  # a duplicate: answered as stored
             return locked
         now = datetime.now(UTC)
         clock, events = change(locked.clock, now)
-        return self._append(
+        return self.command_path.append(
             conn,
             game_id,
             locked,

@@ -4,22 +4,26 @@ A seat must never get a payload built from a row written outside the service, so
 :meth:`CheckedReads.events` re-hashes and links every row it returns (about 15 µs a row)
 and refuses rows beyond the game's recorded head; anything amiss makes the store verify
 the game, which quarantines it. ``replay`` folds only rows that passed, and a fold that
-fails is handed to verify too. A mixin of :class:`~.game_store.GameStore`.
+fails is handed to verify too. The table and views a request needs come from the
+projection, through the thread's warm table. A part of the store (:mod:`.core`).
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import bindparam, select
 
-from ..engine import errors
+from ..engine import clocks, errors
+from ..engine.seats import Seat
 from ..engine.table import Table
+from ..engine.views import director_view, seat_view
 from . import integrity
+from .core import Part, StoreCore
 from .errors import GameNotFound
 from .hashing import GENESIS
-from .models import MAX_GAME_ID, MAX_SEQ, EventRow, GameRow
+from .models import MAX_GAME_ID, MAX_SEQ, EventRow, GameRow, ProjectionRow
 from .rows import StoredEvent
 from .verify import Verification, fold_rows
 
@@ -37,6 +41,12 @@ _BEYOND_HEAD = (
     .limit(1)
 )
 
+_READ_PROJECTION = (
+    select(ProjectionRow.snapshot, GameRow.clock, integrity.QUARANTINED.label("quarantined"))
+    .join(GameRow, GameRow.id == ProjectionRow.game_id)
+    .where(ProjectionRow.game_id == bindparam("b_game"))
+)
+
 
 def could_exist(game_id: str) -> bool:
     """Whether some game could have this id: the column's length, printable text (and
@@ -51,13 +61,69 @@ def check_could_exist(game_id: str) -> None:
         )
 
 
-class CheckedReads:
-    """``events`` and ``replay`` over rows that were checked first."""
+class CheckedReads(Part):
+    """``table``, ``view``, ``view_of`` and ``ensure_open`` from the projection;
+    ``events`` and ``replay`` over rows that were checked first.
 
-    if TYPE_CHECKING:  # provided by GameStore
+    ``verify``: what decides about rows that fail the check (the integrity part's
+    ``verify``, which quarantines a game that fails).
+    """
 
-        def _reading(self, *, snapshot: bool = False) -> AbstractContextManager[Connection]: ...
-        def verify(self, game_id: str) -> Verification: ...
+    def __init__(self, core: StoreCore, verify: Callable[[str], Verification]) -> None:
+        super().__init__(core)
+        self.verify = verify
+
+    # -- reading ----------------------------------------------------------------------------
+    def table(self, game_id: str) -> Table:
+        """The game's table now, from its projection (one statement); the caller's own."""
+        return Table.restore(self._snapshot(game_id))
+
+    def view(self, game_id: str, seat: Seat | str | None = None) -> dict[str, Any]:
+        """``views.seat_view`` (or ``director_view`` for ``None``) of the game now.
+
+        Same result as ``seat_view(store.table(game_id), seat)`` without building a chart
+        per call (the projection is loaded into this thread's warm table, ~0.05 ms
+        instead of ~2 ms): for request handlers and bots that only need the view.
+        """
+        found = self._projection(game_id)
+        return self.view_of(found.snapshot, seat, found.clock)
+
+    def view_of(
+        self,
+        snapshot: Mapping[str, Any],
+        seat: Seat | str | None = None,
+        clock: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The view of a table snapshot (an ``ExecuteResult``'s): no database read.
+
+        ``clock``: the game's clock document (an ``ExecuteResult``'s): a seat sees only
+        its own deadline.
+        """
+        table = self._load(snapshot)
+        if seat is None:
+            return director_view(table, clocks.director_clock(clock))
+        seat = Seat(seat)
+        return seat_view(
+            table, seat, clocks.seat_clock(clock, seat), clocks.withheld(clock, table, seat)
+        )
+
+    def _snapshot(self, game_id: str) -> dict[str, Any]:
+        return self._projection(game_id).snapshot  # type: ignore[no-any-return]
+
+    def _projection(self, game_id: str) -> Any:
+        """The projection's snapshot and the game's clock document, in one statement."""
+        check_could_exist(game_id)
+        with self._reading() as conn:
+            found = conn.execute(_READ_PROJECTION, {"b_game": game_id}).first()
+        if found is None:
+            raise GameNotFound(f"There is no game {game_id!r}.")
+        if found.quarantined:
+            raise integrity.refuse(game_id)
+        return found
+
+    def ensure_open(self, game_id: str) -> None:
+        """Raise :class:`GameQuarantined` (or :class:`GameNotFound`) unless the game is open."""
+        self._snapshot(game_id)
 
     def events(self, game_id: str, after: int = 0) -> list[StoredEvent]:
         """The rows after ``after``, each checked before it is served (see ``_read_events``).

@@ -1,30 +1,35 @@
 """Rounds: the tables of one session of a tournament, created together, listed together.
 
-A round is made in one write transaction (its row, then every table through
-:meth:`GameStore.create_game` on that transaction's connection): a client sees all of its
-tables or none. Its listing is one query over the round's games and projections; each
-table's state comes from the thread's warm table (``view_of``), not a chart per table.
-A mixin of :class:`~.game_store.GameStore`.
+A round's tables are made first, without the database (:meth:`GameRegistry.new_game_rows`),
+then written in one short write transaction (its row, then every table through
+:meth:`GameRegistry.insert_games`): a client sees all of its tables or none, and the other
+tables' commands and clocks do not wait while a big round is being made. Its listing is
+one query over the round's games and projections; each table's state comes from the
+thread's warm table (``view_of``), not a chart per table.
+A part of the store (:mod:`.core`) over the games part and the reads part.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select
+from sqlalchemy import bindparam, func, insert, select
 
 from ..engine.errors import SetupError
 from ..engine.seats import SEATS
 from ..rulebook import enforces
 from . import integrity
+from .core import Part, StoreCore
 from .errors import InvalidRound, RoundNotFound
+from .games import GameRegistry
 from .hashing import canonical_time, utc
 from .models import MAX_GAME_ID, GameRow, ProjectionRow, QuarantineRow, RoundRow
+from .reads import CheckedReads
 
 if TYPE_CHECKING:
     from ..engine.table import Table
@@ -98,18 +103,13 @@ class RoundListing:
         }
 
 
-class Rounds:
+class Rounds(Part):
     """``create_round``, ``round_opens`` and ``round_listing``."""
 
-    if TYPE_CHECKING:  # provided by GameStore
-        create_game: Callable[..., str]
-        new_game_rows: Callable[..., Any]
-        insert_games: Callable[[Connection, Sequence[Any]], None]
-
-        def _writing(self, unknown: str = ...) -> AbstractContextManager[Connection]: ...
-        def _reading(self, *, snapshot: bool = False) -> AbstractContextManager[Connection]: ...
-        def _load(self, snapshot: Mapping[str, Any]) -> Table: ...
-        def view_of(self, snapshot: Mapping[str, Any], seat: Any = None) -> dict[str, Any]: ...
+    def __init__(self, core: StoreCore, registry: GameRegistry, reads: CheckedReads) -> None:
+        super().__init__(core)
+        self.registry = registry
+        self.reads = reads
 
     @enforces("SVC-09")
     def create_round(
@@ -142,7 +142,9 @@ class Rounds:
         games = []
         for number, setup in enumerate(tables, start=1):
             with numbered(number):
-                games.append(self.new_game_rows(**setup, round_id=round_id, round_table=number))
+                games.append(
+                    self.registry.new_game_rows(**setup, round_id=round_id, round_table=number)
+                )
         with self._writing(unknown) as conn:
             conn.execute(
                 insert(RoundRow).values(
@@ -153,7 +155,7 @@ class Rounds:
                     token_hash=token_hash,
                 )
             )
-            self.insert_games(conn, games)
+            self.registry.insert_games(conn, games)
         return round_id, [g.game["id"] for g in games]
 
     def round_opens(self, round_id: str, token_hash: str) -> bool:
@@ -201,7 +203,7 @@ class Rounds:
                 last_seq=row.last_seq,
                 players=row.players,
             )
-        view = self.view_of(row.snapshot, None, row.clock)
+        view = self.reads.view_of(row.snapshot, None, row.clock)
         game = view["game"]
         return RoundTable(
             table=row.round_table,

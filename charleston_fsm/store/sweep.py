@@ -14,15 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from . import integrity
 from .anchors import Anchor, AnchorKey
 from .audit import AuditReport, build_audit
+from .core import StoreCore
 from .verify import Verification, check_game
-
-if TYPE_CHECKING:
-    from .game_store import GameStore
 
 #: games per read: large enough that a statement's round trip is noise, small enough
 #: that a chunk's rows (about 75 a game) stay a few megabytes in memory
@@ -55,7 +52,7 @@ class Sweep:
 
 
 def sweep_chunk(
-    store: GameStore,
+    core: StoreCore,
     game_ids: Sequence[str],
     kept: Mapping[str, Sequence[Anchor]] | None = None,
     *,
@@ -64,8 +61,8 @@ def sweep_chunk(
     seal: bool = True,
 ) -> Sweep:
     """Check ``game_ids`` from one snapshot; seal what replayed clean (no quarantine)."""
-    key = store.anchor_key
-    with store._reading(snapshot=True) as conn:
+    key = core.anchor_key
+    with core.reading(snapshot=True) as conn:
         records = integrity.read_records(conn, game_ids)
     found = Sweep()
     clean = []
@@ -85,13 +82,13 @@ def sweep_chunk(
         if seal and verdict.ok and verdict.replay_digest is not None:
             clean.append((record, verdict))
     if clean:
-        with store._writing() as conn:
+        with core.writing() as conn:
             found.sealed = sum(integrity.seal_anchor(conn, key, r, v) for r, v in clean)
     return found
 
 
 # -- worker processes ---------------------------------------------------------------------------
-_STORES: dict[str, GameStore] = {}
+_CORES: dict[str, StoreCore] = {}
 
 
 def _chunk_in_worker(
@@ -103,17 +100,16 @@ def _chunk_in_worker(
     audit: bool,
     seal: bool,
 ) -> Sweep:
-    """One chunk in a worker process, on the worker's own store (made once per process)."""
-    from .game_store import GameStore
-
-    store = _STORES.get(url)
-    if store is None:
-        store = _STORES[url] = GameStore(url, anchor_key=key)
-    return sweep_chunk(store, game_ids, kept, replay=replay, audit=audit, seal=seal)
+    """One chunk in a worker process, on the worker's own store core (made once per
+    process)."""
+    core = _CORES.get(url)
+    if core is None:
+        core = _CORES[url] = StoreCore(url, anchor_key=key)
+    return sweep_chunk(core, game_ids, kept, replay=replay, audit=audit, seal=seal)
 
 
 def sweep(
-    store: GameStore,
+    core: StoreCore,
     game_ids: Sequence[str],
     kept: Mapping[str, Sequence[Anchor]] | None = None,
     *,
@@ -127,23 +123,23 @@ def sweep(
     """Check every game of ``game_ids`` (chunks of ``chunk``; ``jobs`` processes).
 
     ``progress(n)`` is called as each chunk of ``n`` games is done. Nothing is
-    quarantined here (see ``TamperEvidence.verify_all``).
+    quarantined here (see ``TamperEvidence.verify_all``). ``core``: the store's core.
     """
     chunks = [list(game_ids[i : i + chunk]) for i in range(0, len(game_ids), chunk)]
     parts: list[Sweep | None] = [None] * len(chunks)
     if jobs <= 1 or len(chunks) <= 1:
         for index, ids in enumerate(chunks):
-            parts[index] = sweep_chunk(store, ids, kept, replay=replay, audit=audit, seal=seal)
+            parts[index] = sweep_chunk(core, ids, kept, replay=replay, audit=audit, seal=seal)
             if progress is not None:
                 progress(len(ids))
     else:
-        url = store.url.render_as_string(hide_password=False)
+        url = core.url.render_as_string(hide_password=False)
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = {
                 pool.submit(
                     _chunk_in_worker,
                     url,
-                    store.anchor_key,
+                    core.anchor_key,
                     ids,
                     None if kept is None else {g: kept.get(g, []) for g in ids},
                     replay,

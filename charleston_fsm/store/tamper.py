@@ -1,56 +1,36 @@
 """What a director uses to trust a stored game, or to find out not to: verify (which
-quarantines a game that fails), the audit, the quarantine and its lift, the anchors to
-export, and the projection check. A mixin of :class:`~.game_store.GameStore`.
+quarantines a game that fails), the seal of a finished game, the quarantine and its
+lift, the anchors to export and restore, and the projection's repair. A part of the
+store (:mod:`.core`); the audit built on verify is :mod:`.auditor`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import select
 
-from ..engine import errors
-from ..engine.table import Table
 from . import integrity
-from .anchors import Anchor, AnchorKey
-from .audit import AuditReport, build_audit
-from .errors import GameQuarantined, QuarantineNotLifted
-from .models import GameRow, ProjectionRow
+from .anchors import Anchor
+from .core import Part, StoreCore
+from .errors import QuarantineNotLifted
+from .games import GameRegistry
+from .models import GameRow
 from .sweep import Sweep, sweep
 from .verify import Verification, check_game
 
 
-class TamperEvidence:
-    """Verify, audit, quarantine and anchors over the store's connections."""
+class TamperEvidence(Part):
+    """Verify, seal, quarantine and anchors over the store's connections.
 
-    if TYPE_CHECKING:  # provided by GameStore
-        anchor_key: AnchorKey
+    ``registry``: the games part, which says whether a game exists.
+    """
 
-        def _reading(self, *, snapshot: bool = False) -> AbstractContextManager[Connection]: ...
-        def _writing(self) -> AbstractContextManager[Connection]: ...
-        def replay(self, game_id: str, at: int | None = None) -> Table: ...
-        def last_seq(self, game_id: str) -> int: ...
-
-    def audit(self, game_id: str) -> AuditReport:
-        """The director's audit; the verdict of :meth:`verify` is part of it.
-
-        A record too broken to describe is refused (the game is quarantined by then)."""
-        verdict = self.verify(game_id)
-        with self._reading(snapshot=True) as conn:
-            record = integrity.read_record(conn, game_id)
-        rows = [r for r in record.rows if r.seq <= record.last_seq]
-        try:
-            return build_audit(rows, verdict)
-        except Exception:  # rows verify already named as broken
-            if verdict.ok:
-                raise
-            raise GameQuarantined(
-                f"The audit of game {game_id!r} cannot be built from its broken record: "
-                f"{verdict.message} See GET /v1/games/{game_id}/verify."
-            ) from None
+    def __init__(self, core: StoreCore, registry: GameRegistry) -> None:
+        super().__init__(core)
+        self.registry = registry
 
     def verify(
         self,
@@ -113,7 +93,7 @@ class TamperEvidence:
             with self._reading() as conn:
                 game_ids = list(conn.execute(select(GameRow.id).order_by(GameRow.id)).scalars())
         found = sweep(
-            self, game_ids, kept, replay=replay, audit=audit, jobs=jobs, progress=progress
+            self.core, game_ids, kept, replay=replay, audit=audit, jobs=jobs, progress=progress
         )
         failed = found.failed
         if failed:
@@ -130,20 +110,10 @@ class TamperEvidence:
                 found.audits[verdict.game_id].verification = verdict.to_dict()
         return found
 
-    def audit_all(
-        self,
-        game_ids: Sequence[str] | None = None,
-        *,
-        jobs: int = 1,
-        progress: Callable[[int], None] | None = None,
-    ) -> Sweep:
-        """The audit of many games (default: all) with their verify, in one sweep."""
-        return self.verify_all(game_ids, audit=True, jobs=jobs, progress=progress)
-
     def quarantines(self, game_id: str | None = None) -> list[dict[str, Any]]:
         """Every quarantine, active or lifted (of one game, or of all), oldest first."""
         if game_id is not None:
-            self.last_seq(game_id)  # GameNotFound for an unknown game
+            self.registry.last_seq(game_id)  # GameNotFound for an unknown game
         with self._reading() as conn:
             return integrity.history(conn, game_id)
 
@@ -202,28 +172,6 @@ class TamperEvidence:
             with self._writing() as conn:
                 integrity.rebuild_projection(conn, game_id)
         return self.verify(game_id, quarantine=False)
-
-    def check_projections(self) -> list[str]:
-        """Games whose projection differs from a fold of their events."""
-        bad: list[str] = []
-        with self._reading() as conn:
-            projections = conn.execute(
-                select(GameRow.id, GameRow.last_seq, ProjectionRow.seq, ProjectionRow.snapshot)
-                .join(ProjectionRow, ProjectionRow.game_id == GameRow.id, isouter=True)
-                .order_by(GameRow.id)
-            ).all()
-        for game_id, last_seq, seq, snapshot in projections:
-            if snapshot is None or seq != last_seq:
-                bad.append(game_id)
-                continue
-            try:
-                replayed = self.replay(game_id, at=seq).snapshot()
-            except errors.CharlestonError:
-                bad.append(game_id)
-                continue
-            if replayed != snapshot:
-                bad.append(game_id)
-        return bad
 
 
 def _now() -> datetime:

@@ -22,7 +22,7 @@ from .errors import EventNotFound
 from .hashing import GENESIS, row_hash
 
 if TYPE_CHECKING:
-    from .game_store import StoredEvent
+    from .rows import StoredEvent
 
 EVENT_TYPES = frozenset({"game_created", *COMMAND_OF, *DERIVED_TYPES, *ANNOTATION_TYPES})
 

@@ -50,6 +50,8 @@ def simulate_over_http(
                 ruling=ruling,
                 on_table_done=lambda n: progress.update(task, completed=n),
             )
+        except httpx.TransportError:
+            raise  # no service there: the command line says so in plain words
         except (httpx.HTTPError, RuntimeError) as exc:
             console.print(f"[red]{type(exc).__name__}: {exc}", highlight=False)
             return 2

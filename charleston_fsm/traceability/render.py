@@ -92,6 +92,12 @@ def _rule(row: Row) -> list[str]:
     return [*lines, ""]
 
 
+def rule_lines(row: Row) -> list[str]:
+    """One rule in full as plain text (the Markdown entry without its markup)."""
+    lines = _rule(row)
+    return [row.rule.id, *(line.replace("`", "") for line in lines[1:])]
+
+
 def to_markdown(rows: Sequence[Row]) -> str:
     by_id = {row.rule.id: row for row in rows}
     lines = [HEADER, *_documents(), *_options()]

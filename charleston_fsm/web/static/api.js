@@ -8,17 +8,14 @@ export function gameIdFromPath() {
   return decodeURIComponent(parts[parts.length - 1] || "");
 }
 
-/** The token: taken from #token=… once, kept in sessionStorage for this tab, and wiped
- * from the address bar so it is not shared by a copied link or a screenshot. */
+/** The token: read from #token=… (the fragment never reaches a server) and kept in the
+ * address bar, so the link still opens the seat when copied or bookmarked; sessionStorage
+ * keeps it for the tab when the page is reopened without it. */
 export function tokenFor(gameId) {
   const key = `charleston-token:${gameId}`;
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  const fromUrl = fragment.get("token");
-  if (fromUrl) {
-    sessionStorage.setItem(key, fromUrl);
-    history.replaceState(null, "", location.pathname + location.search);
-  }
-  return sessionStorage.getItem(key);
+  const fromUrl = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (fromUrl) sessionStorage.setItem(key, fromUrl);
+  return fromUrl || sessionStorage.getItem(key);
 }
 
 /** A refusal or failure, with the problem+json body when there is one. */
@@ -84,10 +81,11 @@ export class Api {
     }
   }
 
-  /** Follow the game's stream; calls onEvent(message) per stored event and reconnects by
-   * itself after a drop, resuming after the last seq seen. Returns a stop function. */
-  follow(onEvent, onStatus = () => {}) {
-    let last = 0;
+  /** Follow the game's stream after seq `after`; calls onEvent(message) per stored event
+   * and reconnects by itself after a drop, resuming after the last seq seen. Returns a
+   * stop function. */
+  follow(onEvent, onStatus = () => {}, after = 0) {
+    let last = after;
     let stopped = false;
     let controller = null;
     const run = async () => {
@@ -170,4 +168,22 @@ export function showLive(el) {
   return (status, error) => {
     el.textContent = words[status] + (error ? `: ${refusalText(error)}` : "");
   };
+}
+
+/** A failure in plain words for players: what went wrong and what to do (no rule ids). */
+export function plainError(error) {
+  if (!(error instanceof ApiError)) {
+    return "The service cannot be reached: check your connection. The page keeps trying by itself.";
+  }
+  if (error.status === 401 || error.status === 403) {
+    return "This link does not open a seat at this game: it is wrong or out of date. Ask whoever created the game for your seat's link.";
+  }
+  if (error.status === 404) {
+    return "There is no such game on this service: the link is wrong or the game was removed. Ask whoever created the game for a new link.";
+  }
+  if (error.status === 423) {
+    return "This game is set aside while the director checks its record. Ask the director.";
+  }
+  if (error.status >= 500) return "The service had a problem and did not answer. Try again in a moment.";
+  return error.message;
 }

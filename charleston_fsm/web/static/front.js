@@ -1,19 +1,42 @@
-// The front door: create a game (POST /v1/games), hand the chosen seats to bots
-// (POST /v1/games/{id}/bot with that seat's token) and list the seat and desk links.
+// The front door: create a game (POST /v1/games) with names, bots, a seed and a clock,
+// list the seat and desk links, and remember them in this browser (localStorage).
 
-import { Api, ApiError, refusalText } from "./api.js";
+import { ApiError, plainError } from "./api.js";
 import { SEATS, title } from "./tiles.js";
 
 const $ = (id) => document.getElementById(id);
 let rulesets = [];
+const STORE = "charleston-games";
+let shownNow = null; // the game listed under "Your game", not listed twice
+
+// Options in words: a label, and what each choice means at the table.
+const WORDS = {
+  second_charleston_order: ["Second Charleston order", {
+    "left-across-right": "Left, then Across, then Right",
+    "across-left-right": "Across, then Left, then Right",
+  }],
+  blind_pass: ["Blind pass: the last pass of each Charleston may forward arriving tiles unseen"],
+  late_objection: ["Late objection: a player may still stop the Charleston until the Second Charleston's first pass resolves"],
+  courtesy_mode: ["Courtesy pass", {
+    agreed_min: "each pair exchanges the smaller offer",
+    asymmetric: "each player gives what they chose, 0 to 3",
+  }],
+  require_placing: ["Received tiles must be placed in the rack before the next pass"],
+  round: ["Round (prevailing wind)", { east: "East", south: "South", west: "West", north: "North" }],
+  charleston: ["The six exchanges", { every_round: "every round", last_round: "only in the last round", off: "not played" }],
+  ding_dong: ["Ding Dong", { every_round: "every round", last_round: "only in the last round", off: "not played" }],
+  ding_dong_max: ["Most Ding Dongs in one deal"],
+};
 
 function optionField(name, info) {
-  const label = document.createElement("label");
-  label.textContent = `${name.replaceAll("_", " ")} `;
+  const [label, choices = {}] = WORDS[name] ?? [name.replaceAll("_", " ")];
+  const div = document.createElement("div");
+  div.className = "field";
+  const id = `option-${name}`;
   let input;
   if (info.choices) {
     input = document.createElement("select");
-    for (const c of info.choices) input.append(new Option(String(c), String(c), false, c === info.default));
+    for (const c of info.choices) input.append(new Option(choices[c] ?? String(c), String(c), false, c === info.default));
   } else if (info.type === "boolean") {
     input = document.createElement("input");
     input.type = "checkbox";
@@ -23,19 +46,23 @@ function optionField(name, info) {
     input.type = info.type === "integer" ? "number" : "text";
     input.value = info.default ?? "";
   }
+  input.id = id;
   input.name = name;
-  input.dataset.type = info.type;
-  label.append(input);
-  const p = document.createElement("p");
-  p.append(label);
-  return p;
+  const l = document.createElement("label");
+  l.htmlFor = id;
+  l.textContent = label;
+  if (info.type === "boolean") {
+    div.className = "field inline";
+    div.append(input, l);
+  } else div.append(l, input);
+  return div;
 }
 
 function showRuleset() {
   const r = rulesets.find((x) => x.name === $("ruleset").value);
   $("ruleset-about").textContent = r.description;
   const box = $("options");
-  box.replaceChildren(box.querySelector("legend") ?? document.createElement("legend"));
+  box.replaceChildren(box.querySelector("legend"));
   for (const [name, info] of Object.entries(r.options)) box.append(optionField(name, info));
 }
 
@@ -51,34 +78,68 @@ function chosenOptions() {
   return options;
 }
 
+function chosenClock() {
+  const fields = { confirm_pass: "clock-pass", vote: "clock-vote", courtesy: "clock-courtesy", place_tiles: "clock-place" };
+  const clock = {};
+  for (const [kind, id] of Object.entries(fields)) if ($(id).value) clock[kind] = Number($(id).value);
+  if (!Object.keys(clock).length) return null;
+  return { ...clock, on_expiry: $("clock-expiry").value };
+}
+
+function say(text, kind = "error") {
+  $("message").textContent = text;
+  $("message").dataset.kind = kind;
+}
+
 async function create(event) {
   event.preventDefault();
-  $("message").textContent = "";
+  say("", "info");
   const headers = { "Content-Type": "application/json" };
   const key = $("platform-key").value.trim();
   if (key) headers.Authorization = `Bearer ${key}`;
-  const response = await fetch("/v1/games", {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ ruleset: $("ruleset").value, options: chosenOptions() }),
-  });
-  const body = await response.json();
-  if (!response.ok) {
-    $("message").textContent = refusalText(new ApiError(response.status, body));
-    $("message").dataset.kind = "error";
+  const players = {};
+  for (const seat of SEATS) {
+    const name = $(`name-${seat}`).value.trim();
+    if (name) players[seat] = name;
+  }
+  const bots = SEATS.filter((s) => $(`bot-${s}`).checked);
+  const request = { ruleset: $("ruleset").value, options: chosenOptions(), bots };
+  if (Object.keys(players).length) request.players = players;
+  if ($("seed").value !== "") request.seed = Number($("seed").value);
+  const clock = chosenClock();
+  if (clock) request.clock = clock;
+  let response;
+  try {
+    response = await fetch("/v1/games", { method: "POST", headers, body: JSON.stringify(request) });
+  } catch (error) {
+    say(`Not created. ${plainError(error)}`);
     return;
   }
-  const bots = SEATS.filter((s) => $("bots").querySelector(`[name="${s}"]`).checked);
-  for (const seat of bots) {
-    try {
-      await new Api(body.game_id, body.tokens[seat]).request("/bot", { method: "POST" });
-    } catch (error) {
-      $("message").textContent = `${title(seat)}'s bot did not start: ${refusalText(error)}`;
-    }
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new ApiError(response.status, body);
+    say(`Not created: ${response.status === 401 ? "this service needs its platform key (ask its operator) and the key given is missing or wrong." : error.message}`);
+    return;
   }
-  const list = $("links");
+  const id = encodeURIComponent(body.game_id);
+  const links = SEATS.map((seat) => ({
+    text: `${title(seat)}${players[seat] ? ` (${players[seat]})` : ""}${bots.includes(seat) ? " (bot)" : ""}`,
+    href: `/table/${id}#token=${body.tokens[seat]}`,
+    note: bots.includes(seat) ? "watch only: a bot plays this seat" : "",
+  }));
+  links.push({ text: "Director's desk", href: `/desk/${id}#token=${body.tokens.director}`, note: "" });
+  showLinks($("links"), links);
+  $("created").hidden = false;
+  shownNow = body.game_id;
+  const games = remembered();
+  games.unshift({ game_id: body.game_id, ruleset: request.ruleset, created: new Date().toISOString(), links });
+  localStorage.setItem(STORE, JSON.stringify(games.slice(0, 20)));
+  showRemembered();
+}
+
+function showLinks(list, links) {
   list.replaceChildren();
-  const link = (text, href, note) => {
+  for (const { text, href, note } of links) {
     const li = document.createElement("li");
     const a = document.createElement("a");
     a.href = href;
@@ -88,33 +149,66 @@ async function create(event) {
     li.append(a);
     if (note) li.append(` ${note}`);
     list.append(li);
-  };
-  const id = encodeURIComponent(body.game_id);
-  for (const seat of SEATS) {
-    const bot = bots.includes(seat);
-    link(`${title(seat)}${bot ? " (bot)" : ""}`, `/table/${id}#token=${body.tokens[seat]}`, bot ? "watch only: a bot plays this seat" : "");
   }
-  link("Director's desk", `/desk/${id}#token=${body.tokens.director}`);
-  $("created").hidden = false;
+}
+
+function remembered() {
+  try {
+    return JSON.parse(localStorage.getItem(STORE) || "[]");
+  } catch (_) {
+    return [];
+  }
+}
+
+function showRemembered() {
+  const games = remembered().filter((g) => g.game_id !== shownNow);
+  $("remembered").hidden = games.length === 0;
+  const list = $("remembered-list");
+  list.replaceChildren();
+  for (const g of games) {
+    const li = document.createElement("li");
+    const when = new Date(g.created).toLocaleString();
+    const head = document.createElement("p");
+    head.textContent = `${g.ruleset} game of ${when}`;
+    const inner = document.createElement("ul");
+    showLinks(inner, g.links);
+    li.append(head, inner);
+    list.append(li);
+  }
 }
 
 async function start() {
-  const response = await fetch("/v1/rulesets");
-  rulesets = (await response.json()).rulesets;
-  for (const r of rulesets) $("ruleset").append(new Option(`${r.title} (${r.name})`, r.name));
+  try {
+    const response = await fetch("/v1/rulesets");
+    rulesets = (await response.json()).rulesets;
+  } catch (error) {
+    say(`Cannot load the rules. ${plainError(error)} Reload the page to try again.`);
+    return;
+  }
+  for (const r of rulesets) $("ruleset").append(new Option(r.title, r.name));
   $("ruleset").addEventListener("change", showRuleset);
   showRuleset();
-  const bots = $("bots");
+  const box = $("players");
   for (const seat of SEATS) {
-    const label = document.createElement("label");
-    const box = document.createElement("input");
-    box.type = "checkbox";
-    box.name = seat;
-    box.checked = seat !== "east";
-    label.append(box, ` ${title(seat)} `);
-    bots.append(label);
+    const div = document.createElement("div");
+    div.className = "field";
+    div.innerHTML = `<label for="name-${seat}">${title(seat)}'s name</label>`;
+    const name = document.createElement("input");
+    name.id = `name-${seat}`;
+    name.maxLength = 64;
+    name.autocomplete = "off";
+    const bot = document.createElement("span");
+    bot.className = "inline";
+    bot.innerHTML = `<input type="checkbox" id="bot-${seat}" name="${seat}"${seat !== "east" ? " checked" : ""}><label for="bot-${seat}">bot plays ${title(seat)}</label>`;
+    div.append(name, bot);
+    box.append(div);
   }
   $("create").addEventListener("submit", create);
+  $("forget").addEventListener("click", () => {
+    localStorage.removeItem(STORE);
+    showRemembered();
+  });
+  showRemembered();
 }
 
 start();

@@ -1,0 +1,286 @@
+"""What every part of the store shares: the database, its transactions, the anchor key
+and the warm tables.
+
+:class:`StoreCore` is built once per :class:`~.game_store.GameStore` and handed to each
+part (games, command path, reads, clocks, rounds, integrity, audit), so a part can be
+built and tested over a core of its own without the front. :class:`Part` gives a part
+the core's plumbing under the names its methods use (``_reading``, ``_writing``,
+``_load``, ``anchor_key``); the parts reach each other only through the references
+they are given, never by importing the front.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from alembic import command as alembic_command
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+
+from ..engine import errors
+from ..engine.rulesets import get_ruleset
+from ..engine.table import Table
+from .anchors import AnchorKey, load_key
+from .commands import NOTIFY_CHANNEL
+from .errors import (
+    Conflict,
+    InvalidGameSetup,
+    OutcomeUnknown,
+    SchemaNotCurrent,
+    StoreUnavailable,
+)
+from .schema import SchemaState, SchemaStatus, alembic_config, schema_state
+from .urls import resolve_url
+
+UNKNOWN_OUTCOME = (
+    "The database connection was lost during the commit, so the change may or may not be "
+    "stored: read the game (or run verify) before trying again."
+)
+
+
+@dataclass
+class _WarmTables(threading.local):
+    """One table per chart class and thread, re-loaded for each command (Table.load)."""
+
+    tables: dict[type, Table] = field(default_factory=dict)
+
+
+def _no_check(_game_id: str) -> None:
+    """A lost race needs no further check (a core used without the reads part)."""
+
+
+class StoreCore:
+    """The SQLAlchemy engine and transactions (PostgreSQL via psycopg 3, or SQLite), the
+    schema, the anchor key and the per-thread warm tables."""
+
+    def __init__(
+        self,
+        url: str | URL | None = None,
+        *,
+        echo: bool = False,
+        anchor_key: AnchorKey | None = None,
+    ) -> None:
+        self.url = resolve_url(url)
+        self.dialect = self.url.get_backend_name()
+        self.engine: Engine = self._make_engine(echo)
+        self.warm = _WarmTables()
+        self._anchor_key = anchor_key
+        #: asked when a command's insert lost a race: a row stored beyond the game's head
+        #: must quarantine the game instead (``CheckedReads.refuse_beyond_head``)
+        self.lost_race: Callable[[str], None] = _no_check
+
+    @property
+    def anchor_key(self) -> AnchorKey:
+        """The key that signs anchors (``anchors.load_key`` on first use, when not given)."""
+        if self._anchor_key is None:
+            self._anchor_key = load_key()
+        return self._anchor_key
+
+    def __repr__(self) -> str:
+        return f"StoreCore({self.url.render_as_string(hide_password=True)!r})"
+
+    # -- connections ----------------------------------------------------------------------
+    def _make_engine(self, echo: bool) -> Engine:
+        if self.dialect == "sqlite":
+            engine = create_engine(self.url, echo=echo, connect_args={"timeout": 30})
+
+            @event.listens_for(engine, "connect")
+            def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+                dbapi_connection.isolation_level = None  # BEGIN is ours, see below
+                cursor = dbapi_connection.cursor()
+                cursor.execute("PRAGMA journal_mode=WAL")
+                # durable commits, whatever the build's default (docs/store.md)
+                cursor.execute("PRAGMA synchronous=FULL")
+                cursor.execute("PRAGMA busy_timeout=30000")
+                cursor.execute("PRAGMA foreign_keys=ON")
+                cursor.close()
+
+            @event.listens_for(engine, "begin")
+            def _sqlite_begin(connection: Connection) -> None:
+                # A writer takes SQLite's write lock at BEGIN, so two commands to any
+                # game run one after the other; readers never wait (WAL).
+                write = connection.get_execution_options().get("charleston_write")
+                connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+            return engine
+        if self.dialect == "postgresql":
+            return create_engine(self.url, echo=echo, pool_pre_ping=True)
+        raise InvalidGameSetup(
+            f"The store runs on PostgreSQL or SQLite, not {self.dialect!r}.",
+        )
+
+    @contextmanager
+    def writing(
+        self, unknown: str = UNKNOWN_OUTCOME, game_id: str | None = None
+    ) -> Iterator[Connection]:
+        """A write transaction; database failures become typed store errors.
+
+        Where it failed decides what callers are told. Before the commit: nothing was
+        stored (``StoreUnavailable``, ``Conflict`` …). During the commit: the commit may
+        have reached the database before the connection died, so ``OutcomeUnknown``
+        (message ``unknown``), never "nothing was stored". After it (handing the
+        connection back to the pool): the transaction is stored, nothing is raised.
+        ``game_id``: a command's game, whose lost insert race may instead be a row stored
+        beyond its head (:attr:`lost_race`).
+        """
+        phase = "work"
+        try:
+            with self.engine.connect() as conn:
+                conn.execution_options(charleston_write=True)
+                with conn.begin():
+                    yield conn
+                    phase = "commit"
+                phase = "committed"
+        except errors.CharlestonError:
+            raise
+        except DBAPIError as exc:
+            if phase == "commit":
+                raise OutcomeUnknown(unknown) from exc
+            if phase == "work":
+                typed = self._typed(exc)
+                if game_id is not None and isinstance(typed, Conflict):
+                    self.lost_race(game_id)
+                raise typed from exc
+
+    @contextmanager
+    def reading(self, *, snapshot: bool = False) -> Iterator[Connection]:
+        """A read transaction; ``snapshot``: every statement sees the same moment
+        (PostgreSQL REPEATABLE READ; a SQLite read transaction always does)."""
+        try:
+            with self.engine.connect() as conn:
+                if snapshot and self.dialect == "postgresql":
+                    conn.execution_options(isolation_level="REPEATABLE READ")
+                with conn.begin():
+                    yield conn
+        except errors.CharlestonError:
+            raise
+        except DBAPIError as exc:
+            raise self._typed(exc) from exc
+
+    @staticmethod
+    def _typed(exc: DBAPIError) -> errors.CharlestonError | DBAPIError:
+        if exc.connection_invalidated:
+            return StoreUnavailable(
+                "The database connection was lost during the command; nothing was "
+                "stored. Send the same command with the same command id again."
+            )
+        if _schema_missing(exc):
+            return SchemaNotCurrent(
+                "The database lacks a table or column this version of the code needs: "
+                "its schema is incomplete or not this code's (see /readyz or "
+                "'charleston-fsm migrate'). Retry once an operator has repaired it."
+            )
+        if isinstance(exc, IntegrityError):
+            return Conflict("Another command reached this game first; reload the game and retry.")
+        if isinstance(exc, OperationalError):
+            message = str(exc.orig).lower()
+            if "database is locked" in message or "busy" in message:
+                return Conflict(
+                    "The game is busy (another writer held it too long); retry the command."
+                )
+            if "serializ" in message or "deadlock" in message or "lock" in message:
+                return Conflict("Another command reached this game first; retry the command.")
+            return StoreUnavailable(
+                f"The database refused the command ({type(exc.orig).__name__}); "
+                "nothing was stored. Retry the command."
+            )
+        return exc
+
+    def notify(self, conn: Connection, game_id: str, last_seq: int) -> None:
+        """Tell listeners (``LISTEN charleston_events``, PostgreSQL) at commit."""
+        if self.dialect == "postgresql":
+            conn.execute(
+                text("SELECT pg_notify(:channel, :payload)"),
+                {"channel": NOTIFY_CHANNEL, "payload": f"{game_id}:{last_seq}"},
+            )
+
+    def load(self, snapshot: Mapping[str, Any]) -> Table:
+        """This thread's warm table of the snapshot's chart, loaded with the snapshot."""
+        chart = get_ruleset(snapshot["ruleset"]).chart
+        table = self.warm.tables.get(chart)
+        if table is None:
+            table = self.warm.tables[chart] = Table.restore(snapshot)
+        else:
+            table.load(snapshot)
+        return table
+
+    def dispose(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()
+
+    # -- schema -------------------------------------------------------------------------
+    def upgrade(self, revision: str = "head") -> None:
+        """Run Alembic's migrations up to ``revision`` (``head``: the latest)."""
+        config = alembic_config(self.url)
+        with self.engine.connect() as conn:
+            # Two processes starting at once migrate one after the other: on SQLite the
+            # migration's transaction takes the write lock at BEGIN (BEGIN IMMEDIATE), so
+            # the second waits (busy_timeout) and then finds the schema at head; a lock
+            # taken only at the first write would fail one of them, "database is locked".
+            conn.execution_options(charleston_write=True)
+            with conn.begin():
+                if self.dialect == "postgresql":
+                    conn.execute(text("SELECT pg_advisory_xact_lock(7458020211)"))
+                config.attributes["connection"] = conn
+                alembic_command.upgrade(config, revision)
+
+    def downgrade(self, revision: str = "base") -> None:
+        config = alembic_config(self.url)
+        with self.engine.connect() as conn:
+            conn.execution_options(charleston_write=True)  # as upgrade: wait for writers
+            with conn.begin():
+                config.attributes["connection"] = conn
+                alembic_command.downgrade(config, revision)
+
+    def schema_status(self) -> SchemaStatus:
+        """``current``, or why not: see :mod:`charleston_fsm.store.schema`."""
+        return self.schema_state().status
+
+    def schema_state(self) -> SchemaState:
+        with self.engine.connect() as conn:
+            return schema_state(conn)
+
+
+class Part:
+    """A part of the store: its own methods over the core it is given.
+
+    The helpers below are the core's, under the names the parts' methods have always
+    used, so a part's methods read the same whichever part they live in.
+    """
+
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+
+    @property
+    def anchor_key(self) -> AnchorKey:
+        return self.core.anchor_key
+
+    def _reading(self, *, snapshot: bool = False) -> AbstractContextManager[Connection]:
+        return self.core.reading(snapshot=snapshot)
+
+    def _writing(
+        self, unknown: str = UNKNOWN_OUTCOME, game_id: str | None = None
+    ) -> AbstractContextManager[Connection]:
+        return self.core.writing(unknown, game_id)
+
+    def _load(self, snapshot: Mapping[str, Any]) -> Table:
+        return self.core.load(snapshot)
+
+
+#: PostgreSQL's undefined_table and undefined_column; SQLite says it in words
+_MISSING_SQLSTATES = frozenset({"42P01", "42703"})
+
+
+def _schema_missing(exc: DBAPIError) -> bool:
+    """A statement failed because the schema lacks what the models name."""
+    if getattr(exc.orig, "sqlstate", None) in _MISSING_SQLSTATES:
+        return True
+    message = str(exc.orig).lower()
+    return isinstance(exc, OperationalError) and (
+        "no such table" in message or "no such column" in message
+    )

@@ -1,0 +1,286 @@
+"""Games and their credentials: a new game's first row, projection and credentials; who
+a token is; the list of games and a game's head.
+
+A part of the store (:mod:`.core`): built over a :class:`~.core.StoreCore`, used by the
+front :class:`~.game_store.GameStore` and by the rounds part (a round's tables are games).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import Connection, insert, select
+
+from ..engine import clocks
+from ..engine.rulesets import get_ruleset
+from ..engine.seats import SEATS, Seat
+from ..engine.table import Table
+from ..engine.tiles import Deal
+from . import commands, integrity
+from .core import Part
+from .errors import GameNotFound, InvalidGameSetup
+from .hashing import GENESIS, utc
+from .models import AnchorRow, CredentialRow, EventRow, GameRow, ProjectionRow
+from .reads import check_could_exist, could_exist
+from .results import GameSummary
+
+ROLES = frozenset([*(s.value for s in SEATS), "director"])
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class NewGameRows:
+    """The rows of one new game, made before any transaction (``new_game_rows``)."""
+
+    game: dict[str, Any]
+    event: dict[str, Any]
+    anchor: dict[str, Any] | None
+    projection: dict[str, Any]
+    credentials: list[dict[str, Any]]
+
+
+class GameRegistry(Part):
+    """``create_game``, ``role_for``, ``games`` and ``last_seq``."""
+
+    def create_game(
+        self,
+        ruleset: str = "nmjl",
+        options: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        hands: Mapping[str | Seat, Sequence[int]] | None = None,
+        players: Mapping[str | Seat, Any] | None = None,
+        credentials: Mapping[str, str] | None = None,
+        *,
+        game_id: str | None = None,
+        round_id: str | None = None,
+        round_table: int | None = None,
+        conn: Connection | None = None,
+        clock: clocks.ClockOptions | Mapping[str, Any] | None = None,
+        bots: Sequence[str | Seat] | None = None,
+    ) -> str:
+        """A new game: its ``game_created`` row (seq 1), projection and credentials.
+
+        ``clock`` (:class:`~charleston_fsm.engine.clocks.ClockOptions`) and ``bots`` (seats the
+        service's auto player plays) are fixed here, in the ``game_created`` payload.
+        ``conn``: inside the caller's write transaction, instead of one of its own.
+        """
+        rows = self.new_game_rows(
+            ruleset,
+            options,
+            seed,
+            hands,
+            players,
+            credentials,
+            game_id=game_id,
+            round_id=round_id,
+            round_table=round_table,
+            clock=clock,
+            bots=bots,
+        )
+        game_id = rows.game["id"]
+        unknown = (
+            f"The database connection was lost while game {game_id!r} was being committed, "
+            "so it may or may not exist. Look it up by its id, or create a new game: an "
+            "unused game changes nothing."
+        )
+        with self._writing(unknown) if conn is None else nullcontext(conn) as conn:
+            self.insert_games(conn, [rows])
+        return game_id
+
+    def new_game_rows(
+        self,
+        ruleset: str = "nmjl",
+        options: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        hands: Mapping[str | Seat, Sequence[int]] | None = None,
+        players: Mapping[str | Seat, Any] | None = None,
+        credentials: Mapping[str, str] | None = None,
+        *,
+        game_id: str | None = None,
+        round_id: str | None = None,
+        round_table: int | None = None,
+        clock: clocks.ClockOptions | Mapping[str, Any] | None = None,
+        bots: Sequence[str | Seat] | None = None,
+    ) -> NewGameRows:
+        """Every row of a new game, made without the database (:meth:`create_game`'s
+        arguments): the chart, the deal, the clock's first deadlines and the anchor's
+        signature are the slow part, and a round makes them all before it takes the
+        database's write lock (:meth:`insert_games`)."""
+        clock_options = _clock_options(clock)
+        bot_seats = _bot_seats(bots)
+        rules = get_ruleset(ruleset)
+        if hands is not None:
+            try:
+                by_seat = {Seat(str(s)): list(h) for s, h in hands.items()}
+            except ValueError:
+                raise InvalidGameSetup(
+                    f"Hands are given per seat (east, south, west, north), not {list(hands)}."
+                ) from None
+            deal = Deal.explicit(by_seat)
+        else:
+            if seed is None:
+                seed = random.SystemRandom().randrange(2**31)
+            deal = Deal.shuffled(seed)
+        table = Table(deal, rules, options)
+        players_doc = self._players(players)
+        creds = self._credentials(credentials)
+        game_id = game_id or uuid.uuid4().hex
+        now = _now()
+        payload = {
+            "ruleset": rules.name,
+            "options": table.options.model_dump(mode="json"),
+            "deal": deal.to_dict(),
+            "players": players_doc,
+            "seed": seed,
+        }
+        clock_doc = None
+        if clock_options is not None or bot_seats:
+            payload["clock"] = clock_options.model_dump(mode="json") if clock_options else None
+            payload["bots"] = sorted(s.value for s in bot_seats)
+            clock_doc = clocks.advance(clocks.new_doc(clock_options, bot_seats), table, now, 1)
+        first = commands.event_row(
+            game_id, 1, "game_created", None, None, payload, None, now, GENESIS
+        )
+        return NewGameRows(
+            game={
+                "id": game_id,
+                "round_id": round_id,
+                "round_table": round_table,
+                "ruleset": rules.name,
+                "options": payload["options"],
+                "created_at": now,
+                "players": players_doc,
+                "last_seq": 1,
+                "status": "finished" if table.finished else "active",
+                "head_hash": first["hash"],
+                "clock": clock_doc,
+                "next_due": clocks.next_due(clock_doc),
+            },
+            event=first,
+            anchor=integrity.anchor_row(
+                self.anchor_key, game_id, 1, 1, first["hash"], table.finished, now
+            ),
+            projection={"game_id": game_id, "seq": 1, "snapshot": table.snapshot()},
+            credentials=[
+                {"game_id": game_id, "role": r, "token_hash": h} for r, h in creds.items()
+            ],
+        )
+
+    def insert_games(self, conn: Connection, games: Sequence[NewGameRows]) -> None:
+        """Write games made by :meth:`new_game_rows` in the caller's transaction: one
+        statement per table of the schema for all of them (a round of 500 holds the
+        write lock for a fraction of a second, not for the games' making)."""
+        if not games:
+            return
+        conn.execute(insert(GameRow), [g.game for g in games])
+        conn.execute(insert(EventRow), [g.event for g in games])
+        anchors = [g.anchor for g in games if g.anchor is not None]
+        if anchors:
+            conn.execute(insert(AnchorRow), anchors)
+        conn.execute(insert(ProjectionRow), [g.projection for g in games])
+        credentials = [c for g in games for c in g.credentials]
+        if credentials:
+            conn.execute(insert(CredentialRow), credentials)
+        for g in games:
+            self.core.notify(conn, g.game["id"], 1)
+
+    @staticmethod
+    def _players(players: Mapping[str | Seat, Any] | None) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in (players or {}).items():
+            try:
+                result[Seat(str(key)).value] = value
+            except ValueError:
+                raise InvalidGameSetup(
+                    f"Players are given per seat (east, south, west, north), not {key!r}."
+                ) from None
+        return result
+
+    @staticmethod
+    def _credentials(credentials: Mapping[str, str] | None) -> dict[str, str]:
+        result: dict[str, str] = {}
+        for role, token_hash in (credentials or {}).items():
+            role = str(role)
+            if role not in ROLES:
+                raise InvalidGameSetup(
+                    f"Credentials are given per role ({', '.join(sorted(ROLES))}), not {role!r}."
+                )
+            if not isinstance(token_hash, str) or not _HEX64.match(token_hash):
+                raise InvalidGameSetup(
+                    f"The credential of {role} must be a sha256 hex digest (64 lowercase "
+                    "hex characters), never the token itself."
+                )
+            result[role] = token_hash
+        return result
+
+    def role_for(self, game_id: str, token_hash: str) -> str | None:
+        if not could_exist(game_id):
+            return None
+        with self._reading() as conn:
+            return conn.execute(
+                select(CredentialRow.role).where(
+                    CredentialRow.game_id == game_id, CredentialRow.token_hash == token_hash
+                )
+            ).scalar()
+
+    def games(self) -> list[GameSummary]:
+        with self._reading() as conn:
+            rows = conn.execute(select(GameRow).order_by(GameRow.created_at, GameRow.id)).all()
+        return [
+            GameSummary(
+                id=r.id,
+                ruleset=r.ruleset,
+                options=r.options,
+                players=r.players,
+                created_at=utc(r.created_at),
+                last_seq=r.last_seq,
+                status=r.status,
+            )
+            for r in rows
+        ]
+
+    def last_seq(self, game_id: str) -> int:
+        check_could_exist(game_id)
+        with self._reading() as conn:
+            seq = conn.execute(select(GameRow.last_seq).where(GameRow.id == game_id)).scalar()
+        if seq is None:
+            raise GameNotFound(f"There is no game {game_id!r}.")
+        return seq
+
+
+def _clock_options(
+    clock: clocks.ClockOptions | Mapping[str, Any] | None,
+) -> clocks.ClockOptions | None:
+    if clock is None or isinstance(clock, clocks.ClockOptions):
+        return clock
+    try:
+        return clocks.ClockOptions.model_validate(dict(clock))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"clock.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidGameSetup(
+            f"The clock options are not valid ({problems}): give seconds per kind "
+            "(confirm_pass, vote, courtesy, place_tiles) and on_expiry auto_play or flag_late."
+        ) from None
+
+
+def _bot_seats(bots: Sequence[str | Seat] | None) -> frozenset[Seat]:
+    try:
+        return frozenset(Seat(str(s)) for s in bots or ())
+    except ValueError:
+        raise InvalidGameSetup(
+            f"Bot seats are east, south, west or north, not {list(bots or ())}."
+        ) from None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,284 @@
+// What the seat can do now: only the commands its view allows, each button saying what
+// it does, and a question before anything that cannot be taken back.
+
+import { $, focusTile } from "./rack.js";
+import { placeAll, render, say, send, ui } from "./table.js";
+import { SEATS, faceName, placeOf, title } from "./tiles.js";
+
+// -- the question before an irreversible act -------------------------------------------------
+let answer = null;
+
+/** Ask in a modal dialog; resolves true only if the player chose `yes`. */
+export function ask({ heading, text, yes }) {
+  const dialog = $("ask");
+  $("ask-title").textContent = heading;
+  $("ask-text").textContent = text;
+  $("ask-yes").textContent = yes;
+  const backKey = document.activeElement?.dataset?.key;
+  const back = document.activeElement;
+  dialog.showModal();
+  $("ask-no").focus(); // the safe choice first
+  return new Promise((resolve) => {
+    answer = (yes) => {
+      answer = null;
+      dialog.close();
+      // the page may have redrawn its buttons meanwhile: back to the same one by its key
+      const again = back?.isConnected ? back : document.querySelector(`#actions [data-key="${backKey}"]`);
+      if (again && !again.disabled) again.focus();
+      else focusTile("rack", ui.cursor);
+      resolve(yes);
+    };
+  });
+}
+
+export function setupActions() {
+  $("ask-yes").addEventListener("click", () => answer?.(true));
+  $("ask-no").addEventListener("click", () => answer?.(false));
+  $("ask").addEventListener("cancel", (e) => {
+    e.preventDefault();
+    answer?.(false);
+  });
+}
+
+async function askThenSend(question, command, done) {
+  if (!(await ask(question))) {
+    say("Nothing was sent.");
+    return;
+  }
+  await send(command, done);
+}
+
+// -- the buttons ---------------------------------------------------------------------------
+function button(key, label, onClick, { disabled = false, cls = "", why = "" } = {}) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  b.dataset.key = key;
+  b.disabled = disabled || ui.busy;
+  if (cls) b.className = cls;
+  if (why && b.disabled) {
+    b.setAttribute("aria-describedby", `why-${key}`);
+  }
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function note(text, cls = "muted", id = "") {
+  const p = document.createElement("span");
+  p.className = cls;
+  p.textContent = text;
+  if (id) p.id = id;
+  return p;
+}
+
+const passCount = () => ui.lifted.size + ui.blind;
+
+/** Why the pass cannot be confirmed yet, in words; "" when it can. */
+function passBlocker(v) {
+  const step = v.step;
+  if (v.must_place_first) return "Place the received tiles in your rack before the next pass.";
+  const passable = new Set(step.passable);
+  for (const id of ui.lifted) if (!passable.has(id)) return "One of the lifted tiles cannot be passed.";
+  const n = passCount();
+  if (step.count !== null) {
+    if (n < step.count) return `Lift ${step.count - n} more tile${step.count - n === 1 ? "" : "s"}.`;
+    if (n > step.count) return `Lower ${n - step.count} tile${n - step.count === 1 ? "" : "s"}: this pass takes exactly ${step.count}.`;
+    return "";
+  }
+  const [lo, hi] = step.count_range ?? [0, 3];
+  if (n < lo) return `Lift at least ${lo}.`;
+  if (n > hi) return `Lower ${n - hi}: at most ${hi} tiles.`;
+  return "";
+}
+
+function sameAsSelection(v) {
+  const sel = v.selection;
+  if (!sel) return false;
+  const ids = sel.tiles.map((t) => t.id);
+  return sel.blind === ui.blind && ids.length === ui.lifted.size && ids.every((id) => ui.lifted.has(id));
+}
+
+export function renderActions(v) {
+  const box = $("actions");
+  const focusedKey = box.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+  box.replaceChildren();
+  const can = new Set(v.allowed_commands);
+  const step = v.step;
+  const row = (...children) => {
+    const div = document.createElement("div");
+    div.className = "row";
+    div.append(...children);
+    box.append(div);
+    return div;
+  };
+
+  if (step && step.direction) {
+    const n = passCount();
+    const to = `${title(step.to)} (${title(placeOf(v.seat, step.to))})`;
+    const need = step.count !== null ? `${step.count}` : `${step.count_range[0]}-${step.count_range[1]}`;
+    row(note(`${step.label}: give ${need} to ${title(step.to)}; ${ui.lifted.size} lifted${ui.blind ? `, ${ui.blind} unseen` : ""}.`));
+    if (step.blind_allowed && step.blind_max > 0) {
+      const minus = button("blind-minus", "−", () => { ui.blind = Math.max(0, ui.blind - 1); render(); }, { disabled: ui.blind === 0 });
+      const plus = button("blind-plus", "+", () => { ui.blind = Math.min(step.blind_max, ui.blind + 1); render(); }, { disabled: ui.blind >= step.blind_max });
+      minus.setAttribute("aria-label", "One fewer unseen");
+      plus.setAttribute("aria-label", "One more unseen");
+      row(note(`Forward unseen (blind pass): ${ui.blind} of up to ${step.blind_max}`, "", "blind-count"), minus, plus);
+    }
+    const body = { tiles: [...ui.lifted], blind: ui.blind };
+    const blocker = passBlocker(v);
+    const shownCount = step.count ?? n; // a fixed pass names its count; a free one, the lift
+    const label = shownCount === 0 ? `Pass no tiles ${title(step.direction)}` : `Pass ${shownCount} ${title(step.direction)}`;
+    if (!step.confirmed) {
+      const pass = button("pass", label, () => send({ type: "confirm_pass", ...body }, `Passed ${n} to ${to}; waiting for the others.`), {
+        disabled: !can.has("confirm_pass") || Boolean(blocker),
+        cls: "primary pass",
+        why: blocker,
+      });
+      row(pass, blocker ? note(blocker, "why", "why-pass") : note(`Sends ${n} to ${to}.`));
+    } else {
+      row(
+        note("Locked in: change or withdraw until the pass resolves.", "locked-note"),
+        button("change", `Change (${shownCount})`, () => send({ type: "change_pass", ...body }, "Changed."), {
+          disabled: !can.has("change_pass") || Boolean(blocker) || sameAsSelection(v),
+        }),
+        button("withdraw", "Withdraw", () => send({ type: "withdraw_pass" }, "Withdrawn."), { disabled: !can.has("withdraw_pass") }),
+      );
+    }
+  }
+
+  if (can.has("give_ding_dong") || (step && !step.direction)) renderDingDong(v, row, can);
+
+  const atVote = v.game.state.some((s) => s.includes("DECIDE"));
+  if (can.has("vote") && v.game.steps.length > 0) {
+    row(
+      note("Late objection: you may still stop the Charleston until this pass resolves."),
+      button("late", "Stop the Charleston (late objection)", () => askThenSend(
+        {
+          heading: "Object late and stop the Charleston?",
+          text: "This stops the Charleston for all four players now. Every confirmed choice of this pass is dropped and no tile moves. It cannot be taken back.",
+          yes: "Stop the Charleston",
+        },
+        { type: "vote", choice: "stop" },
+        "You objected: the Charleston stops.",
+      ), { cls: "danger" }),
+    );
+  } else if (can.has("vote") || atVote) {
+    const mine = v.game.votes?.[v.seat];
+    row(
+      note(mine ? `You voted ${mine === "stop" ? "to stop" : "to continue"}.` : "Go on to the Second Charleston? One stop ends the Charleston for everyone."),
+      button("continue", "Continue", () => send({ type: "vote", choice: "continue" }, "You voted to continue."), { disabled: !can.has("vote") }),
+      button("stop", "Stop the Charleston", () => askThenSend(
+        {
+          heading: "Vote to stop the Charleston?",
+          text: "One vote to stop ends the Charleston for all four players: there is no Second Charleston. Your vote cannot be changed.",
+          yes: "Vote to stop",
+        },
+        { type: "vote", choice: "stop" },
+        "You voted to stop.",
+      ), { disabled: !can.has("vote"), cls: "danger" }),
+    );
+  }
+  if (can.has("offer_courtesy")) {
+    const other = v.courtesy.pair.find((s) => s !== v.seat);
+    row(note(`Courtesy pass with ${title(other)}: how many tiles do you offer?`), ...[0, 1, 2, 3].map((n) =>
+      button(`offer-${n}`, `Offer ${n}`, () => send({ type: "offer_courtesy", count: n }, `You offered ${n}.`))));
+  }
+  if (can.has("declare_mah_jongg")) {
+    const kind = v.game.passes_resolved === 0 ? "Heavenly" : "Earthly";
+    row(button("declare", `Declare Mah Jongg (${kind} hand)`, () => askThenSend(
+      {
+        heading: `Declare Mah Jongg (${kind} hand)?`,
+        text: `This ends the Charleston for all four players now and claims that your ${v.rack.length} tiles already make a winning hand. If the hand does not win, the director rules on it. It cannot be taken back.`,
+        yes: "Declare Mah Jongg",
+      },
+      { type: "declare_mah_jongg" },
+      "Declared.",
+    )));
+  }
+  if (can.has("request_ding_dong")) {
+    row(button("request", "Request a Ding Dong", () => askThenSend(
+      {
+        heading: "Request a Ding Dong?",
+        text: "Every player then gives one tile to each other player. It cannot be taken back.",
+        yes: "Request it",
+      },
+      { type: "request_ding_dong" },
+      "Ding Dong requested.",
+    )));
+  }
+  if (can.has("declare_ready")) {
+    row(button("ready", "Declare Ready", () => askThenSend(
+      {
+        heading: "Declare Ready?",
+        text: "After a Ready, no more Ding Dong can be requested in this deal. It cannot be taken back.",
+        yes: "Declare Ready",
+      },
+      { type: "declare_ready" },
+      "You declared Ready.",
+    )));
+  }
+  if (can.has("challenge_dead_hand")) {
+    const pick = document.createElement("select");
+    pick.setAttribute("aria-label", "Whose hand");
+    for (const s of SEATS) if (s !== v.seat) pick.append(new Option(title(s), s));
+    row(pick, button("challenge", "Challenge a dead hand", () => askThenSend(
+      {
+        heading: `Challenge ${title(pick.value)}'s hand as dead?`,
+        text: "The challenge is recorded for the director to rule on. It cannot be taken back.",
+        yes: "Challenge",
+      },
+      { type: "challenge_dead_hand", target: pick.value },
+      "Challenge recorded.",
+    )));
+  }
+  if (v.received.length) {
+    row(button("place-all", "Place all", placeAll, { disabled: !can.has("place_tiles") }), note("or place them one at a time."));
+  }
+  if (!box.children.length && !v.game.finished) row(note("Waiting for the others…"));
+  if (focusedKey) {
+    const again = box.querySelector(`[data-key="${focusedKey}"]`);
+    if (again && !again.disabled) again.focus();
+    else settleFocus(box);
+  }
+}
+
+/** Focus lost with its button: the first thing to do next, else the rack. */
+function settleFocus(box) {
+  const next = box.querySelector("button.primary:not(:disabled), button:not(:disabled)");
+  if (next) next.focus();
+  else focusTile("rack", ui.cursor);
+}
+
+function renderDingDong(v, row, can) {
+  const others = SEATS.filter((s) => s !== v.seat);
+  const lifted = [...ui.lifted];
+  for (const id of lifted) {
+    if (!ui.gifts.has(id)) {
+      const used = new Set(ui.gifts.values());
+      ui.gifts.set(id, others.find((s) => !used.has(s)) ?? others[0]);
+    }
+  }
+  row(note(`Ding Dong: one tile to each other player (${lifted.length} of 3 lifted).`));
+  const byId = new Map(v.rack.map((t) => [t.id, t]));
+  for (const id of lifted) {
+    const pick = document.createElement("select");
+    const name = faceName(byId.get(id)?.face ?? "");
+    pick.setAttribute("aria-label", `Receiver of ${name}`);
+    for (const s of others) pick.append(new Option(title(s), s, false, ui.gifts.get(id) === s));
+    pick.addEventListener("change", () => { ui.gifts.set(id, pick.value); render(); });
+    row(note(`${name} →`, ""), pick);
+  }
+  const receivers = lifted.map((id) => ui.gifts.get(id));
+  let why = "";
+  if (!can.has("give_ding_dong")) {
+    why = v.must_place_first ? "Place your received tiles first." : v.selection ? "Your gifts are given; waiting for the others." : "Not your turn to give.";
+  } else if (lifted.length !== 3) why = `Lift ${3 - lifted.length > 0 ? `${3 - lifted.length} more` : `${lifted.length - 3} fewer`}: one tile for each player.`;
+  else if (new Set(receivers).size !== 3) why = "Choose a different player for each tile.";
+  row(
+    button("give", "Give Ding Dong", () => send({
+      type: "give_ding_dong",
+      gifts: lifted.map((tid) => ({ tile: tid, to: ui.gifts.get(tid) })),
+    }, "Given."), { disabled: Boolean(why), cls: "primary", why }),
+    why ? note(why, "why", "why-give") : note("Sends each tile to its player."),
+  );
+}

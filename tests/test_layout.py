@@ -1,0 +1,221 @@
+"""The package's shape: no import cycle, an engine without I/O, modules that read in one
+sitting.
+
+The imports are read from the source (``ast``), not from a running interpreter, so an
+import inside a function counts as much as one at the top: it is a dependency all the
+same, only a later one. Imports under ``if TYPE_CHECKING:`` do not count (they never
+run). import-linter (``.ci/run``) enforces the layers; this finds what it does not
+look at: cycles inside one layer, and the sizes.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import charleston_fsm
+
+PACKAGE = Path(charleston_fsm.__file__).parent
+MAX_LINES = 500
+
+#: what the engine may not import: it does no I/O (docs/architecture.md)
+IO_LIBRARIES = frozenset(
+    {"sqlalchemy", "psycopg", "fastapi", "starlette", "uvicorn", "httpx", "typer", "rich"}
+)
+#: the project's packages the engine may import: its own and the rule book below it
+ENGINE_MAY_IMPORT = ("engine", "rulebook")
+
+
+def modules(package: Path) -> dict[str, Path]:
+    """Every module of ``package`` by dotted name (a package by its ``__init__``)."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The nodes under ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    hidden: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            hidden.update(id(inner) for child in node.body for inner in ast.walk(child))
+    return hidden
+
+
+Import = tuple[str, list[str]]
+
+
+def imports(name: str, path: Path) -> Iterator[Import]:
+    """What module ``name`` imports, wherever in the file but under TYPE_CHECKING: for
+    ``import x.y``, ``("x.y", [])``; for ``from x import a, b``, ``("x", ["x.a", "x.b"])``
+    (``a`` may be a module or a name defined in ``x``), relative sources made absolute."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    hidden = _type_checking_only(tree)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    for node in ast.walk(tree):
+        if id(node) in hidden:
+            continue
+        if isinstance(node, ast.Import):
+            yield from ((alias.name, []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                source = ".".join([*base, *([source] if source else [])])
+            yield source, [f"{source}.{alias.name}" for alias in node.names]
+
+
+def targets(imported: Import, known: dict[str, Path]) -> set[str]:
+    """The package's modules one import depends on: ``from x import a`` on module ``x.a``
+    when every name imported is a module, else on ``x`` (and any of its modules named);
+    a name inside a module, on that module."""
+    source, names = imported
+    named = names if names and all(n in known for n in names) else [source, *names]
+    found = set()
+    for target in named:
+        while target not in known and "." in target:
+            target = target.rsplit(".", 1)[0]
+        if target in known:
+            found.add(target)
+    return found
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports."""
+    known = modules(package)
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        graph[name] = set().union(*(targets(i, known) for i in imports(name, path))) - {name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+# -- the package ------------------------------------------------------------------------------
+def test_the_package_has_no_import_cycle() -> None:
+    assert cycles(import_graph(PACKAGE)) == []
+
+
+def test_the_engine_imports_no_io_library_and_nothing_above_it() -> None:
+    known = modules(PACKAGE)
+    allowed = tuple(f"charleston_fsm.{sub}" for sub in ENGINE_MAY_IMPORT)
+    wrong = []
+    for name, path in known.items():
+        if not name.startswith("charleston_fsm.engine"):
+            continue
+        for imported in imports(name, path):
+            if imported[0].split(".")[0] in IO_LIBRARIES:
+                wrong.append(f"{name} imports {imported[0]}")
+            for target in targets(imported, known):
+                if not (target in allowed or target.startswith(tuple(f"{a}." for a in allowed))):
+                    wrong.append(f"{name} imports {target}")
+    assert wrong == []
+
+
+def test_no_module_is_over_the_size_that_reads_in_one_sitting() -> None:
+    long = {
+        str(path.relative_to(PACKAGE.parent)): lines
+        for path in PACKAGE.rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+# -- the scan itself can fail ----------------------------------------------------------------
+def _package(root: Path, files: dict[str, str]) -> Path:
+    package = root / "pkg"
+    for relative, source in files.items():
+        path = package / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    return package
+
+
+def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "low.py": "def late():\n    from .high import thing\n    return thing\n",
+            "high.py": "from pkg import low\nthing = low\n",
+            "side.py": "from . import low\n",
+        },
+    )
+    assert cycles(import_graph(package)) == [["pkg.high", "pkg.low"]]
+
+
+def test_a_cycle_across_subpackages_is_found(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a/__init__.py": "from .x import X\n",
+            "a/x.py": "import pkg.b.y\nX = 1\n",
+            "b/__init__.py": "",
+            "b/y.py": "from ..a import X\n",
+        },
+    )
+    assert cycles(import_graph(package)) == [["pkg.a", "pkg.a.x", "pkg.b.y"]]
+
+
+def test_an_import_for_type_checking_only_is_no_cycle(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "low.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .high import Thing\n"
+            ),
+            "high.py": "from .low import TYPE_CHECKING\nclass Thing: ...\n",
+        },
+    )
+    assert cycles(import_graph(package)) == []
+
+
+@pytest.mark.parametrize("source", ["import sqlalchemy\n", "def f():\n    import rich.table\n"])
+def test_an_io_import_in_an_engine_module_would_be_seen(source: str, tmp_path: Path) -> None:
+    package = _package(
+        tmp_path, {"__init__.py": "", "engine/__init__.py": "", "engine/x.py": source}
+    )
+    found = imports("pkg.engine.x", package / "engine" / "x.py")
+    assert any(source.split(".")[0] in IO_LIBRARIES for source, _names in found)

@@ -1,0 +1,149 @@
+"""The store's parts, each built over a core of its own, without the GameStore front.
+
+The front only wires parts together (``store/game_store.py``); these tests build the
+few parts a behaviour needs and check it there, on both databases, so a part that
+started to lean on the front (or on a part it was not given) fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import charleston_fsm.store as store_package
+from charleston_fsm.engine.bots import bots_for, play
+from charleston_fsm.engine.seats import Seat
+from charleston_fsm.engine.views import seat_view
+from charleston_fsm.store import GameQuarantined, GameStore
+from charleston_fsm.store.command_path import CommandPath
+from charleston_fsm.store.core import StoreCore
+from charleston_fsm.store.games import GameRegistry
+from charleston_fsm.store.hashing import hash_token
+from charleston_fsm.store.models import EventRow
+from charleston_fsm.store.reads import CheckedReads
+from charleston_fsm.store.rounds import Rounds
+from charleston_fsm.store.tamper import TamperEvidence
+
+DIRECTOR = hash_token("director-token")
+
+
+@pytest.fixture
+def core(db_url: str) -> Iterator[StoreCore]:
+    core = StoreCore(db_url)
+    try:
+        yield core
+    finally:
+        core.dispose()
+
+
+def test_the_games_part_alone_creates_lists_and_names_roles(core: StoreCore) -> None:
+    registry = GameRegistry(core)
+    game_id = registry.create_game(seed=7, credentials={"director": DIRECTOR})
+    assert registry.last_seq(game_id) == 1
+    assert [g.id for g in registry.games()] == [game_id]
+    assert registry.role_for(game_id, DIRECTOR) == "director"
+    assert registry.role_for(game_id, hash_token("someone else")) is None
+
+
+def test_the_reads_part_alone_serves_views_and_refuses_a_tampered_record(
+    core: StoreCore,
+) -> None:
+    registry = GameRegistry(core)
+    integrity = TamperEvidence(core, registry)
+    reads = CheckedReads(core, integrity.verify)
+    game_id = registry.create_game(seed=3)
+
+    assert reads.view(game_id, "east") == seat_view(reads.table(game_id), Seat.EAST)
+    assert [e.type for e in reads.events(game_id)] == ["game_created"]
+    assert reads.replay(game_id).snapshot() == reads.table(game_id).snapshot()
+
+    with core.engine.begin() as conn:  # a row rewritten behind the service's back
+        conn.execute(
+            EventRow.__table__.update()
+            .where(EventRow.game_id == game_id, EventRow.seq == 1)
+            .values(payload={"ruleset": "nmjl"})
+        )
+    with pytest.raises(GameQuarantined):
+        reads.events(game_id)
+    assert integrity.quarantines(game_id)[0]["active"]
+
+
+def test_the_command_path_alone_plays_a_game_to_its_sealed_end(core: StoreCore) -> None:
+    registry = GameRegistry(core)
+    integrity = TamperEvidence(core, registry)
+    reads = CheckedReads(core, integrity.verify)
+    commands = CommandPath(core, integrity)
+    game_id = registry.create_game(seed=11)
+
+    ids = iter(range(1, 10_000))
+    played = play(
+        lambda command: commands.execute(game_id, command, command_id=f"bot-{next(ids)}"),
+        lambda seat: reads.view(game_id, seat),
+        bots_for(11),
+    )
+    commands.wait_for_seals()
+    assert played > 0
+    assert reads.view(game_id)["game"]["finished"]
+    verdict = integrity.verify(game_id)
+    assert verdict.ok, verdict.message
+    assert verdict.replayed is False  # the command path sealed it: no replay needed
+
+
+def test_the_rounds_part_alone_makes_a_round_whole_or_not_at_all(core: StoreCore) -> None:
+    registry = GameRegistry(core)
+    reads = CheckedReads(core, TamperEvidence(core, registry).verify)
+    rounds = Rounds(core, registry, reads)
+
+    with pytest.raises(Exception, match="Table 2"):
+        rounds.create_round([{"seed": 1}, {"ruleset": "mahjong"}], token_hash=DIRECTOR)
+    assert registry.games() == []
+    round_id, game_ids = rounds.create_round([{"seed": 1}, {"seed": 2}], token_hash=DIRECTOR)
+    listing = rounds.round_listing(round_id)
+    assert [t.game_id for t in listing.tables] == game_ids
+    assert all(t.awaiting == ["east", "south", "west", "north"] for t in listing.tables)
+    assert rounds.round_opens(round_id, DIRECTOR)
+
+
+#: the front's parts and what they share (``bots.py`` is a user of the front, not a part)
+PARTS = (
+    "core",
+    "results",
+    "games",
+    "command_path",
+    "reads",
+    "tamper",
+    "auditor",
+    "rounds",
+    "deadlines",
+    "sweep",
+)
+
+
+def test_no_part_imports_the_front() -> None:
+    """No part imports ``game_store``, not even for a type."""
+    folder = Path(store_package.__file__).parent
+    leaning = []
+    for path in (folder / f"{name}.py" for name in PARTS):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("game_store"):
+                leaning.append(path.name)
+    assert leaning == []
+
+
+def test_the_front_answers_every_method_with_its_part(sqlite_url: str) -> None:
+    """The front holds no logic: each public method is the owning part's own."""
+    store = GameStore(sqlite_url)
+    try:
+        assert store.execute.__self__ is store.command_path
+        assert store.verify.__self__ is store.integrity
+        assert store.view.__self__ is store.reads
+        assert store.create_round.__self__ is store.rounds
+        assert store.fire_due_clocks.__self__ is store.clocks
+        assert store.audit.__self__ is store.auditor
+        assert store.create_game.__self__ is store.registry
+        assert store.core.lost_race == store.reads.refuse_beyond_head
+    finally:
+        store.dispose()
