@@ -25,7 +25,12 @@ def rounds_stored(store: GameStore) -> int:
         return int(conn.scalar(select(func.count()).select_from(RoundRow)) or 0)
 
 
-def test_commands_of_other_games_go_on_while_a_big_round_is_made(store: GameStore) -> None:
+def test_commands_of_other_games_go_on_while_a_big_round_is_made(
+    sqlite_store: GameStore,
+) -> None:
+    """SQLite: one writer holds the whole database (PostgreSQL locks a round's rows only,
+    which no other game's command touches)."""
+    store = sqlite_store
     other = store.create_game(seed=1, clock={"confirm_pass": 60})
     east = [t for t in store.table(other).racks[Seat.EAST] if not is_joker(t)][:3]
     made: dict[str, object] = {}
