@@ -12,8 +12,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from api_helpers import Server, cli_executable
+from api_helpers import Server
 
+from charleston_fsm.bench.server import cli_command
 from charleston_fsm.store import GameStore
 
 
@@ -23,7 +24,7 @@ def test_simulate_rides_through_a_service_restart(sqlite_url: str, tmp_path: Pat
     environment.pop("CHARLESTON_DATABASE_URL", None)
     simulate = subprocess.Popen(
         [
-            *cli_executable(),
+            *cli_command(),
             "simulate",
             "--url",
             server.base_url,
