@@ -73,6 +73,7 @@ class Server(ServeProcess):
             log_level=None,
             env=environment,
             port=port,
+            timeout=120,  # a loaded shared machine starts a process slowly
         )
 
     def log_lines(self) -> list[dict[str, Any]]:

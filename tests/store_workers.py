@@ -98,3 +98,19 @@ def toggler(url: str, game_id: str, seat_value: str, rounds: int) -> list[str]:
         return problems
     finally:
         store.dispose()
+
+
+def migrate_at(url: str, start_at: float) -> str:
+    """Open a store, wait for the wall-clock moment ``start_at``, migrate; the schema
+    status after (or the error), for the racing-migration test."""
+    store = GameStore(url)
+    try:
+        store.schema_state()  # connected and warm: the race is in the migration itself
+        time.sleep(max(0.0, start_at - time.time()))
+        try:
+            store.upgrade()
+        except Exception as exc:
+            return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        return store.schema_status()
+    finally:
+        store.dispose()

@@ -121,3 +121,33 @@ def test_web_pages_and_the_joker_rule(sqlite_url: str, tmp_path: Path) -> None:
         game.close()
     front_door = f"open http://127.0.0.1:{server.port}/ in a browser"
     assert any(front_door in line["msg"] for line in server.log_lines())
+
+
+def test_openapi_says_the_bearer_is_optional_without_a_platform_key(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """Issue 17 N9: with no platform key, creating games and rounds takes no token, and
+    the document says so (an empty alternative); with a key, the bearer is required."""
+    with running(sqlite_url, tmp_path) as server, server.client() as anon:
+        spec = anon.get("/openapi.json").json()
+        for path in ("/v1/games", "/v1/rounds"):
+            assert {} in spec["paths"][path]["post"]["security"], path
+        assert {} not in spec["paths"]["/v1/games/{game_id}/commands"]["post"]["security"]
+    env = {"CHARLESTON_PLATFORM_KEY": "k"}
+    with running(sqlite_url, tmp_path, name="keyed", env=env) as server, server.client() as anon:
+        spec = anon.get("/openapi.json").json()
+        for path in ("/v1/games", "/v1/rounds"):
+            assert {} not in spec["paths"][path]["post"]["security"], path
+
+
+def test_a_wrong_method_names_every_method_of_the_path(sqlite_url: str, tmp_path: Path) -> None:
+    """Issue 17 N9: ``/bot`` takes POST and DELETE (two routes); a 405 names both."""
+    with running(sqlite_url, tmp_path) as server, server.client() as anon:
+        game = Game.create(server, seed=1)
+        for method in ("OPTIONS", "PUT", "GET"):
+            answer = anon.request(method, game.path("/bot"))
+            assert answer.status_code == 405, answer.text
+            assert answer.headers["Allow"] == "DELETE, POST", (method, answer.headers)
+        commands = anon.request("PUT", game.path("/commands"))
+        assert commands.status_code == 405 and commands.headers["Allow"] == "POST"
+        game.close()

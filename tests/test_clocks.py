@@ -259,8 +259,9 @@ def test_two_processes_racing_act_exactly_once(pg_store: GameStore, pg_url: str)
 
 
 def test_four_winds_exchanges_and_gifts_are_timed_as_passes(store: GameStore) -> None:
-    """The clock plays every exchange; the Ding Dong window has no clock (East or the
-    director closes it), and bot seats give their Ding Dong gifts."""
+    """The clock plays every exchange and East's decision in the Ding Dong window (it
+    declares Ready: every decision the table waits for has a deadline), and bot seats
+    give their Ding Dong gifts."""
     game_id = store.create_game(
         "four_winds", seed=14, clock={"confirm_pass": 0.05, "place_tiles": 0.05}
     )
@@ -272,9 +273,9 @@ def test_four_winds_exchanges_and_gifts_are_timed_as_passes(store: GameStore) ->
                 break
             time.sleep(0.06)
     view = store.view(game_id)
-    assert view["game"]["state"] == ["DING_DONG_OPEN"] and not view["game"]["finished"]
-    store.execute(game_id, {"type": "close_ding_dong"})
-    assert store.view(game_id)["game"]["finished"]
+    assert view["game"]["finished"] and view["game"]["ding_dong"]["ready"] == "east"
+    expired = [e.payload["done"] for e in store.events(game_id) if e.type == "clock_expired"]
+    assert "declared Ready" in expired
     assert store.verify(game_id).ok
     bots = store.create_game("four_winds", seed=14, bots=[s.value for s in SEATS])
     for _ in range(500):

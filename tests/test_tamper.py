@@ -203,6 +203,13 @@ def edited_projection(store: GameStore, game_id: str) -> Expected:
     return {("projection_differs", None)}
 
 
+def reopened(store: GameStore, game_id: str) -> Expected:
+    """The finished, sealed game set back to ``active`` (it would take commands again)."""
+    with store.engine.begin() as conn:
+        conn.execute(update(GameRow).where(GameRow.id == game_id).values(status="active"))
+    return {("status_differs", None)}
+
+
 #: kind -> (tamper, whether a seat's read of the events finds it by itself)
 TAMPERING: dict[str, tuple[Callable[[GameStore, str], Expected], bool]] = {
     "appended": (appended, True),
@@ -214,6 +221,7 @@ TAMPERING: dict[str, tuple[Callable[[GameStore, str], Expected], bool]] = {
     "forged_anchor": (forged_anchor, False),
     "missing_anchor": (missing_anchor, False),
     "edited_projection": (edited_projection, False),
+    "reopened": (reopened, False),
 }
 
 _FINDING_LINE = re.compile(r"^  (?:seq (\d+)|game) (\w+): ", re.MULTILINE)
@@ -502,3 +510,14 @@ def test_a_command_colliding_with_a_forged_row_is_told_the_game_is_quarantined(
     with pytest.raises(GameQuarantined):  # not a Conflict to retry forever
         store.execute(game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles), command_id="e-1")
     assert findings(store.verify(game_id).to_dict()) == {("beyond_head", 2)}
+
+
+@pytest.mark.rule("SVC-08")
+def test_an_unfinished_game_marked_finished_fails_verify(store: GameStore) -> None:
+    game_id = store.create_game(seed=SEED)
+    assert store.verify(game_id).ok
+    with store.engine.begin() as conn:
+        conn.execute(update(GameRow).where(GameRow.id == game_id).values(status="finished"))
+    verdict = store.verify(game_id, quarantine=False)
+    assert findings(verdict.to_dict()) == {("status_differs", None)}
+    assert "status" in verdict.message and "'active'" in verdict.message

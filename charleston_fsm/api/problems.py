@@ -11,6 +11,7 @@ can go back to that seat as it is.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -181,13 +182,34 @@ def validation_detail(errors: list[Any]) -> str:
     """Where and what, never the input (a rejected body may hold tiles), each clipped."""
     parts = []
     for e in errors[:5]:
-        loc = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body",))
+        loc = _where(tuple(p for p in e.get("loc", ()) if p != "body"))
         parts.append(
             f"{clip(loc or 'body', MAX_QUOTE)}: {clip(e.get('msg', 'invalid'), MAX_QUOTE)}"
         )
     if len(errors) > 5:
         parts.append(f"and {len(errors) - 5} more")
     return "; ".join(parts) or "The request is not valid."
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    """A field's place; a round's tables are numbered from 1 ("Table 37: seed"), as
+    every other answer about a round's table numbers them, never by list index."""
+    if len(loc) >= 2 and loc[0] == "tables" and isinstance(loc[1], int):
+        rest = ".".join(str(p) for p in loc[2:])
+        return f"Table {loc[1] + 1}" + (f": {rest}" if rest else "")
+    return ".".join(str(p) for p in loc)
+
+
+def _allowed_methods(request: Request) -> str | None:
+    """Every method the documented operations of this path take (Starlette names only
+    the first route's: ``/bot`` has one route for POST and one for DELETE)."""
+    path = request.url.path
+    methods: set[str] = set()
+    for template, operations in request.app.openapi()["paths"].items():
+        pattern = re.sub(r"\\\{[^/]*?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            methods |= {m.upper() for m in operations}
+    return ", ".join(sorted(methods)) or None
 
 
 def install(app: Any) -> None:
@@ -227,6 +249,9 @@ def install(app: Any) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = HTTP_CODES.get(exc.status_code, "http_error")
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405 and (allowed := _allowed_methods(request)):
+            headers = {**(headers or {}), "Allow": allowed}
         return problem(
             exc.status_code,
             code,
@@ -234,7 +259,7 @@ def install(app: Any) -> None:
             kind="not_found" if exc.status_code == 404 else "request",
             rule="SVC-02",
             instance=request.url.path,
-            headers=getattr(exc, "headers", None),
+            headers=headers,
         )
 
     # An unexpected exception is answered by middleware.RequestContext, inside which

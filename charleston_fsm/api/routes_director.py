@@ -3,15 +3,23 @@ its lift, the live diagram, and the commands no seat gives."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from ..engine.commands import ANNOTATION_COMMANDS, DIRECTOR_COMMANDS
+from ..engine.commands import ANNOTATION_COMMANDS, DIRECTOR_COMMANDS, no_nul
 from ..store.audit import AuditReport
-from .deps import Credentials, NotifierDep, StoreDep, director_only
-from .problems import bad_request
+from .deps import (
+    Credentials,
+    NotifierDep,
+    StoreDep,
+    TokenFirstRoute,
+    director_only,
+    token_first,
+)
+from .problems import ApiProblem, bad_request
 from .render import DIAGRAM_RESPONSES, diagram
 from .routes_games import command_answer, command_from, command_id_of, execute_with_retries
 from .schemas import (
@@ -24,7 +32,18 @@ from .schemas import (
     problems,
 )
 
-router = APIRouter(tags=["director"])
+router = APIRouter(tags=["director"], route_class=TokenFirstRoute)
+
+
+def _director_guard(request: Request) -> None:
+    """The director's token of this game, checked before a body is read (as for seats:
+    no token is a 401, a seat's a 403, whatever the body). Until the body is read, the
+    only command id a refusal can name is an ``Idempotency-Key`` header's."""
+    key = request.headers.get("Idempotency-Key")
+    if key:
+        with contextlib.suppress(ApiProblem):
+            request.state.command_id = command_id_of(None, key)
+    director_only(request, request.path_params["game_id"])
 
 
 @router.get(
@@ -94,6 +113,7 @@ def get_quarantine(
         "note."
     ),
 )
+@token_first(_director_guard)
 def lift_quarantine(
     game_id: str,
     request: Request,
@@ -103,6 +123,12 @@ def lift_quarantine(
 ) -> dict[str, Any]:
     director_only(request, game_id)
     note = body.note if body is not None else ""
+    try:
+        no_nul(note)
+    except ValueError as refused:  # as a ruling's text: both databases answer alike
+        raise ApiProblem(
+            422, "invalid_note", f"note: {refused}.", kind="setup", rule="SVC-08"
+        ) from None
     return store.lift_quarantine(game_id, by="director (HTTP)", note=note)
 
 
@@ -142,6 +168,7 @@ def get_game_diagram(
         "`Idempotency-Key` makes a retry safe, as for seats."
     ),
 )
+@token_first(_director_guard)
 def post_director_command(
     game_id: str,
     request: Request,
@@ -151,11 +178,21 @@ def post_director_command(
     body: Annotated[dict[str, Any], Body(examples=[{"type": "close_ding_dong"}])],
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> JSONResponse:
-    director_only(request, game_id)
     body = dict(body)
-    command_id = command_id_of(body.pop("command_id", None), idempotency_key)
-    annotation = body.get("type") in ANNOTATION_COMMANDS
-    if body.get("type") not in DIRECTOR_COMMANDS or ("seat" in body and not annotation):
+    try:
+        command_id = command_id_of(body.pop("command_id", None), idempotency_key)
+    except ApiProblem:
+        request.state.command_id = None  # refused, naming no id
+        raise
+    request.state.command_id = command_id  # every answer from here on names it
+    director_only(request, game_id)
+    kind = body.get("type")
+    annotation = isinstance(kind, str) and kind in ANNOTATION_COMMANDS
+    if (
+        not isinstance(kind, str)
+        or kind not in DIRECTOR_COMMANDS
+        or ("seat" in body and not annotation)
+    ):
         raise bad_request(
             "not_a_director_command",
             f"The director sends only {', '.join(sorted(DIRECTOR_COMMANDS))}, without a seat; "

@@ -7,12 +7,13 @@ the views are already built by their models in :mod:`charleston_fsm.engine.views
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
 from ..engine.charts.four_winds import FourWindsOptions
-from ..engine.clock_options import ClockOptions
+from ..engine.clock_options import MAX_SECONDS, ClockOptions
 from ..engine.rulesets import Options
 from ..engine.seats import Direction, Seat
 from ..engine.tiles import HAND_SIZE
@@ -46,6 +47,41 @@ def _distinct(seats: list[Seat]) -> list[Seat]:
     return seats
 
 
+def _whole_seconds(value: Any) -> Any:
+    """A number of whole seconds (``2`` or ``2.0``), never text, a flag or a fraction."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value != int(value)
+    ):
+        raise ValueError("must be a whole number of seconds, at least 1")
+    return int(value)
+
+
+#: a clock's limit as the service takes it: whole seconds, 1 to a day
+WholeSeconds = Annotated[int, BeforeValidator(_whole_seconds), Field(ge=1, le=MAX_SECONDS)]
+
+
+class ClockSettings(ClockOptions):
+    """The clock of a game created over HTTP: as the engine's options, in whole seconds.
+
+    (The engine takes fractions, which its own tests use; a service's players get at
+    least a second, and a value such as 1e-300 is refused.)
+    """
+
+    confirm_pass: WholeSeconds | None = Field(
+        None, description="Whole seconds to confirm a pass, exchange or gift (at least 1)."
+    )
+    vote: WholeSeconds | None = Field(None, description="Whole seconds to vote (at least 1).")
+    courtesy: WholeSeconds | None = Field(
+        None, description="Whole seconds to offer, then choose, courtesy tiles (at least 1)."
+    )
+    place_tiles: WholeSeconds | None = Field(
+        None, description="Whole seconds to place received tiles (at least 1)."
+    )
+
+
 class CreateGame(BaseModel):
     """A new table: a ruleset, its options, and a seed or explicit hands."""
 
@@ -69,7 +105,7 @@ class CreateGame(BaseModel):
         None, description="Explicit deal: tile ids per seat (East 14, others 13)."
     )
     players: dict[Seat, Name] | None = Field(None, description="Display names per seat.")
-    clock: ClockOptions | None = Field(
+    clock: ClockSettings | None = Field(
         None,
         description="Per-kind time limits in seconds and what happens on expiry; absent: no "
         "clock. Fixed at creation (in the game_created row).",
@@ -109,7 +145,9 @@ class CreateRound(BaseModel):
         description="One spec for `count` tables; its seed (if any) is table 1's, then "
         "seed+1, seed+2, …; without seed or hands each table gets a random seed.",
     )
-    count: int | None = Field(None, ge=1, description="How many tables `table` makes.")
+    count: StrictInt | None = Field(
+        None, ge=1, description="How many tables `table` makes (an integer, not text)."
+    )
 
 
 #: a command body is an engine command without ``seat``: documented by examples

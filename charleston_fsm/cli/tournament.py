@@ -44,8 +44,11 @@ def simulate_command(
     tables: int | None = typer.Option(
         None, "--tables", help="With --url: tables in the round (default: --games)."
     ),
-    clock_seconds: float | None = typer.Option(
-        None, "--clock-seconds", help="With --url: each table's clock, seconds per action."
+    clock_seconds: int | None = typer.Option(
+        None,
+        "--clock-seconds",
+        min=1,
+        help="With --url: each table's clock, whole seconds per action (at least 1).",
     ),
     idle_seats: int = typer.Option(
         0,

@@ -6,10 +6,12 @@ auto player reads them from that seat's view), this module turns that into deadl
 The store calls :func:`advance` after every command with the table it left, and fires a
 deadline with :func:`auto_command`. Nothing here knows of storage or HTTP.
 
-Kinds: ``confirm_pass`` (a pass, a Four Winds exchange, a Ding Dong gift), ``vote``,
-``courtesy`` (offering and choosing courtesy tiles) and ``place_tiles``. Requesting a
-Ding Dong and declaring Ready have no clock. A bot seat is a deadline of kind ``bot``
-with zero seconds: the same machinery plays it, so bot seats survive restarts.
+Kinds: ``confirm_pass`` (a pass, a Four Winds exchange, a Ding Dong gift, East's
+decision in the Ding Dong window: request one or declare Ready), ``vote``, ``courtesy``
+(offering and choosing courtesy tiles) and ``place_tiles`` (without a limit of its own,
+a seat that must place first gets the limit of the decision it reaches next). A bot
+seat is a deadline of kind ``bot`` with zero seconds: the same machinery plays it, so
+bot seats survive restarts.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..rulebook import enforces
 from . import errors
 from .bots import Bot
 from .clock_options import ClockKind, ClockOptions
-from .commands import Command
+from .commands import COMMAND_MODELS, Command
 from .seats import SEATS, Seat
 from .table import Table
 from .views import seat_view
@@ -56,10 +58,17 @@ def auto_player(seat: Seat, armed_seq: int, *, bot: bool = False) -> Bot:
 
 def kind_of(table: Table, command: Command) -> ClockKind | None:
     """The clock kind a command answers (``None``: a command no clock waits for)."""
-    name = command.type
+    return _kind(table, command.seat, command.type)
+
+
+def _kind(table: Table, seat: Seat | None, name: str) -> ClockKind | None:
     if name in ("confirm_pass", "change_pass", "withdraw_pass", "give_ding_dong"):
-        step = table.requirement(command.seat) if command.seat else None  # type: ignore[arg-type]
+        step = table.requirement(seat) if seat else None
         return "courtesy" if step is not None and step.courtesy else "confirm_pass"
+    if name in ("request_ding_dong", "declare_ready"):
+        # East's decision in the Ding Dong window (ask for one, or declare Ready) is
+        # timed as a pass: the table waits for it, so it has a deadline like any other
+        return "confirm_pass"
     if name == "offer_courtesy":
         return "courtesy"
     if name in ("vote", "place_tiles"):
@@ -95,7 +104,10 @@ def advance(
 
     A deadline already armed for the same command in the same :func:`scope` is kept
     (a seat's time does not restart when another seat acts); ``acted`` is the clock's own
-    action, remembered while the table stays in that scope (see :func:`refusal`).
+    action with the scope of the decision it made (the table *before* it acted),
+    remembered while the table stays in that scope (see :func:`refusal`). A clock action
+    that moved the table on (its pass resolved the step, its vote was the last) is over:
+    from the next step on the seat plays as usual.
     """
     options = doc.get("options") or {}
     bots = set(doc.get("bots") or ())
@@ -109,6 +121,8 @@ def advance(
             continue
         kind = BOT if is_bot else kind_of(table, command)
         seconds = 0 if is_bot else options.get(kind) if kind else None
+        if seconds is None and command.type == "place_tiles":
+            kind, seconds = _after_placing(table, seat, options)
         if seconds is None:
             continue
         key = f"{command.type}@{where}"
@@ -124,9 +138,24 @@ def advance(
             "due_at": iso(start + timedelta(seconds=seconds)),
         }
     kept = {s: a for s, a in doc.get("acted", {}).items() if a["scope"] == where}
-    if acted is not None:
-        kept[acted["seat"]] = {**acted, "scope": where}
+    if acted is not None and acted["scope"] == where:
+        kept[acted["seat"]] = acted
     return {**doc, "deadlines": deadlines, "acted": kept}
+
+
+def _after_placing(
+    table: Table, seat: Seat, options: Mapping[str, Any]
+) -> tuple[ClockKind | None, float | None]:
+    """The timed decision a seat that must place first reaches next (its pass, its vote
+    ...): with no limit on placing, that decision's limit runs from now, so a seat that
+    never places is still acted for (the clock places, then decides)."""
+    names = ["confirm_pass"] if table.requirement(seat) is not None else []
+    names += [n for n in table.allowed_commands(seat) if n != "place_tiles"]
+    for name in names:
+        kind = _kind(table, seat, name)
+        if kind is not None and options.get(kind) is not None:
+            return kind, options[kind]
+    return None, None
 
 
 def next_due(doc: Mapping[str, Any] | None) -> datetime | None:
@@ -190,20 +219,37 @@ def resumed(doc: Mapping[str, Any] | None, now: datetime) -> tuple[dict[str, Any
     return {**doc, "paused_at": None, "deadlines": deadlines}, shift.total_seconds()
 
 
+def _acted(doc: Mapping[str, Any] | None, table: Table, seat: Seat | None) -> Any:
+    """What the clock did for ``seat`` in the table's present step, if anything."""
+    if not doc or seat is None:
+        return None
+    acted = doc.get("acted", {}).get(seat.value)
+    return acted if acted is not None and acted["scope"] == scope(table) else None
+
+
 @enforces("SVC-10")
 def refusal(doc: Mapping[str, Any] | None, table: Table, command: Command) -> None:
-    """Refuse a seat's late command for what the clock already did in its name."""
-    if not doc or command.seat is None:
-        return
-    acted = doc.get("acted", {}).get(command.seat.value)
-    if acted is None or acted["scope"] != scope(table):
-        return
-    if kind_of(table, command) != acted["kind"]:
+    """Refuse a seat's late command for the very decision the clock made in its name
+    (the same kind, in the same step); anything else the seat may do, it does."""
+    acted = _acted(doc, table, command.seat)
+    if acted is None or kind_of(table, command) != acted["kind"]:
         return
     raise errors.ClockActed(
         f"Your time to {_DOING[acted['kind']]} ran out at {acted['due_at']}; the clock "
         f"{acted['done']} for you. Wait for the next step."
     )
+
+
+@enforces("SVC-01", "SVC-10")
+def withheld(doc: Mapping[str, Any] | None, table: Table, seat: Seat) -> frozenset[str]:
+    """The commands :func:`refusal` refuses ``seat`` now, whatever their argument.
+
+    A view leaves them out of ``allowed_commands``, which stays exact under clocks.
+    """
+    acted = _acted(doc, table, seat)
+    if acted is None:
+        return frozenset()
+    return frozenset(n for n in COMMAND_MODELS if _kind(table, seat, n) == acted["kind"])
 
 
 _DOING = {
@@ -229,6 +275,8 @@ def done_text(command: Command) -> str:
         return f"offered {fields['count']} courtesy tiles"
     if name == "place_tiles":
         return "placed your received tiles"
+    if name == "declare_ready":
+        return "declared Ready"
     return name.replace("_", " ")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
 from .seats import Seat
 from .tiles import HAND_SIZE
@@ -191,13 +191,25 @@ class ResumeClock(BaseModel):
 MAX_RULING_TEXT = 2000
 
 
+def no_nul(text: str) -> str:
+    """Refuse NUL: PostgreSQL cannot store it in text or JSON, SQLite can, and the two
+    databases must answer alike (line breaks and other text are a ruling's own)."""
+    if "\x00" in text:
+        raise ValueError("must not contain the NUL character")
+    return text
+
+
+#: a director's free text that the store keeps (a ruling, a lift's note)
+RecordedText = Annotated[str, AfterValidator(no_nul)]
+
+
 class RecordRuling(BaseModel):
     """A director's ruling: a row of the chain that changes no tile."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     type: Literal["record_ruling"] = "record_ruling"
     kind: Literal["note", "warning", "penalty", "void"]
-    text: Annotated[str, Field(min_length=1, max_length=MAX_RULING_TEXT)]
+    text: Annotated[RecordedText, Field(min_length=1, max_length=MAX_RULING_TEXT)]
     seat: Seat | None = None
 
 

@@ -81,7 +81,6 @@ class Table(Checks, Guards):
     ) -> None:
         self._deal(deal, ruleset, options, hand_checker)
         self.chart = self.ruleset.chart(model=self)
-        self._initial = [state.id for state in self.chart.configuration]
 
     def _deal(
         self,
@@ -119,13 +118,18 @@ class Table(Checks, Guards):
         """Become a new table of ``deal``, re-using this chart instance (see :meth:`load`).
 
         A replay of many games keeps one table per chart class and redeals it per game
-        instead of building a chart each time (about 2 ms a game).
+        instead of building a chart each time (about 2 ms a game). Where a new chart
+        starts depends on the options (a Four Winds round with no Charleston starts at
+        the Ding Dong window, or is over at once), so the chart is started again exactly
+        as on construction: its initial state entered, its eventless transitions taken
+        under the new deal's guards, its entry actions run.
         """
         if _ruleset(ruleset).chart is not self.ruleset.chart:
             raise ValueError(f"a {self.ruleset.chart.__name__} table cannot deal {ruleset}")
         self._deal(deal, ruleset, options, hand_checker)
-        states = self.chart.states_map
-        self.chart.configuration = OrderedSet(states[v] for v in self._initial)
+        self.chart.configuration = OrderedSet()  # no state: the chart has not started
+        self.chart.history_values.clear()
+        self.chart.activate_initial_state()
 
     # -- what a family adds -------------------------------------------------------------------
     def reset_family(self) -> None:

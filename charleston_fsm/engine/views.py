@@ -81,8 +81,17 @@ def _game(table: Table) -> GameFacts:
     )
 
 
-def seat_view_model(table: Table, seat: Seat, clock: Mapping[str, Any] | None = None) -> SeatView:
-    """One seat's screen: its own tiles, its step, and the table's public facts."""
+def seat_view_model(
+    table: Table,
+    seat: Seat,
+    clock: Mapping[str, Any] | None = None,
+    withheld: frozenset[str] = frozenset(),
+) -> SeatView:
+    """One seat's screen: its own tiles, its step, and the table's public facts.
+
+    ``withheld``: commands the game's clock refuses the seat now (``clocks.withheld``),
+    left out of ``allowed_commands``.
+    """
     step = table.requirement(seat)
     selection = table.selections.get(seat)
     seat_step = None
@@ -120,7 +129,7 @@ def seat_view_model(table: Table, seat: Seat, clock: Mapping[str, Any] | None = 
         ),
         step=seat_step,
         **table.seat_facts(seat),
-        allowed_commands=table.allowed_commands(seat),
+        allowed_commands=[c for c in table.allowed_commands(seat) if c not in withheld],
         clock=clock,
     )
 
@@ -132,12 +141,18 @@ def _direction(seat: Seat, target: Seat | None) -> Direction | None:
     return next(d for d in Direction if seat.toward(d) is target)
 
 
-def seat_view(table: Table, seat: Seat, clock: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def seat_view(
+    table: Table,
+    seat: Seat,
+    clock: Mapping[str, Any] | None = None,
+    withheld: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """:func:`seat_view_model` as JSON-ready data (what every caller sends or reads).
 
-    ``clock``: the seat's own deadline (``clocks.seat_clock``), when the game has one.
+    ``clock``: the seat's own deadline (``clocks.seat_clock``), when the game has one;
+    ``withheld``: what that clock refuses the seat now (``clocks.withheld``).
     """
-    return seat_view_model(table, seat, clock).model_dump(mode="json")
+    return seat_view_model(table, seat, clock, withheld).model_dump(mode="json")
 
 
 def director_view_model(table: Table, clock: Mapping[str, Any] | None = None) -> DirectorView:

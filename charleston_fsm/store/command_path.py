@@ -128,6 +128,7 @@ class CommandPath(Part):
         }
         kind = clocks.kind_of(table, cmd)
         self.core.warm.holds.pop(type(table.chart), None)  # the command moves it on
+        decided_in = clocks.scope(table)  # the step of the decision, before it moves
         try:
             produced = table.execute(cmd)
         except BaseException:
@@ -144,7 +145,7 @@ class CommandPath(Part):
                 step = ev.payload["step"]
             items.append((ev, step))
         if doc is not None:
-            acted = firing.acted(kind, cmd) if firing is not None and kind else None
+            acted = firing.acted(kind, cmd, decided_in) if firing is not None and kind else None
             doc = clocks.advance(doc, table, now, locked.last_seq + len(items), acted)
             if firing is not None and firing.expired is not None:
                 doc = clocks.expired_late(doc, firing.seat)

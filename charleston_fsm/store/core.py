@@ -231,18 +231,25 @@ class StoreCore:
     def upgrade(self, revision: str = "head") -> None:
         """Run Alembic's migrations up to ``revision`` (``head``: the latest)."""
         config = alembic_config(self.url)
-        with self.engine.begin() as conn:
-            if self.dialect == "postgresql":
-                # Two processes starting at once migrate one after the other.
-                conn.execute(text("SELECT pg_advisory_xact_lock(7458020211)"))
-            config.attributes["connection"] = conn
-            alembic_command.upgrade(config, revision)
+        with self.engine.connect() as conn:
+            # Two processes starting at once migrate one after the other: on SQLite the
+            # migration's transaction takes the write lock at BEGIN (BEGIN IMMEDIATE), so
+            # the second waits (busy_timeout) and then finds the schema at head; a lock
+            # taken only at the first write would fail one of them, "database is locked".
+            conn.execution_options(charleston_write=True)
+            with conn.begin():
+                if self.dialect == "postgresql":
+                    conn.execute(text("SELECT pg_advisory_xact_lock(7458020211)"))
+                config.attributes["connection"] = conn
+                alembic_command.upgrade(config, revision)
 
     def downgrade(self, revision: str = "base") -> None:
         config = alembic_config(self.url)
-        with self.engine.begin() as conn:
-            config.attributes["connection"] = conn
-            alembic_command.downgrade(config, revision)
+        with self.engine.connect() as conn:
+            conn.execution_options(charleston_write=True)  # as upgrade: wait for writers
+            with conn.begin():
+                config.attributes["connection"] = conn
+                alembic_command.downgrade(config, revision)
 
     def schema_status(self) -> SchemaStatus:
         """``current``, or why not: see :mod:`charleston_fsm.store.schema`."""

@@ -73,12 +73,14 @@ class ClockFiring:
             and clocks.parse_time(current["due_at"]) <= max(now, self.now)
         )
 
-    def acted(self, kind: str, command: Command) -> dict[str, Any] | None:
-        """What the clock did in the seat's name, remembered to refuse its late command."""
+    def acted(self, kind: str, command: Command, scope: str) -> dict[str, Any] | None:
+        """What the clock did in the seat's name, remembered to refuse its late command
+        for that decision; ``scope``: the step it decided in (``clocks.scope``)."""
         if self.expired is None:
             return None
         return {
             "seat": self.seat.value,
+            "scope": scope,
             "kind": kind,
             "due_at": self.deadline["due_at"],
             "done": clocks.done_text(command),

@@ -12,6 +12,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,6 +34,17 @@ from .results import GameSummary
 
 ROLES = frozenset([*(s.value for s in SEATS), "director"])
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class NewGameRows:
+    """The rows of one new game, made before any transaction (``new_game_rows``)."""
+
+    game: dict[str, Any]
+    event: dict[str, Any]
+    anchor: dict[str, Any] | None
+    projection: dict[str, Any]
+    credentials: list[dict[str, Any]]
 
 
 class GameRegistry(Part):
@@ -58,9 +70,50 @@ class GameRegistry(Part):
 
         ``clock`` (:class:`~charleston_fsm.engine.clocks.ClockOptions`) and ``bots`` (seats the
         service's auto player plays) are fixed here, in the ``game_created`` payload.
-        ``conn``: inside the caller's write transaction (a round's tables commit together,
-        :meth:`Rounds.create_round`), instead of one of its own.
+        ``conn``: inside the caller's write transaction, instead of one of its own.
         """
+        rows = self.new_game_rows(
+            ruleset,
+            options,
+            seed,
+            hands,
+            players,
+            credentials,
+            game_id=game_id,
+            round_id=round_id,
+            round_table=round_table,
+            clock=clock,
+            bots=bots,
+        )
+        game_id = rows.game["id"]
+        unknown = (
+            f"The database connection was lost while game {game_id!r} was being committed, "
+            "so it may or may not exist. Look it up by its id, or create a new game: an "
+            "unused game changes nothing."
+        )
+        with self._writing(unknown) if conn is None else nullcontext(conn) as conn:
+            self.insert_games(conn, [rows])
+        return game_id
+
+    def new_game_rows(
+        self,
+        ruleset: str = "nmjl",
+        options: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        hands: Mapping[str | Seat, Sequence[int]] | None = None,
+        players: Mapping[str | Seat, Any] | None = None,
+        credentials: Mapping[str, str] | None = None,
+        *,
+        game_id: str | None = None,
+        round_id: str | None = None,
+        round_table: int | None = None,
+        clock: clocks.ClockOptions | Mapping[str, Any] | None = None,
+        bots: Sequence[str | Seat] | None = None,
+    ) -> NewGameRows:
+        """Every row of a new game, made without the database (:meth:`create_game`'s
+        arguments): the chart, the deal, the clock's first deadlines and the anchor's
+        signature are the slow part, and a round makes them all before it takes the
+        database's write lock (:meth:`insert_games`)."""
         clock_options = _clock_options(clock)
         bot_seats = _bot_seats(bots)
         rules = get_ruleset(ruleset)
@@ -96,44 +149,48 @@ class GameRegistry(Part):
         first = commands.event_row(
             game_id, 1, "game_created", None, None, payload, None, now, GENESIS
         )
-        unknown = (
-            f"The database connection was lost while game {game_id!r} was being committed, "
-            "so it may or may not exist. Look it up by its id, or create a new game: an "
-            "unused game changes nothing."
-        )
-        with self._writing(unknown) if conn is None else nullcontext(conn) as conn:
-            conn.execute(
-                insert(GameRow).values(
-                    id=game_id,
-                    round_id=round_id,
-                    round_table=round_table,
-                    ruleset=rules.name,
-                    options=payload["options"],
-                    created_at=now,
-                    players=players_doc,
-                    last_seq=1,
-                    status="finished" if table.finished else "active",
-                    head_hash=first["hash"],
-                    clock=clock_doc,
-                    next_due=clocks.next_due(clock_doc),
-                )
-            )
-            conn.execute(insert(EventRow).values(**first))
-            anchor = integrity.anchor_row(
+        return NewGameRows(
+            game={
+                "id": game_id,
+                "round_id": round_id,
+                "round_table": round_table,
+                "ruleset": rules.name,
+                "options": payload["options"],
+                "created_at": now,
+                "players": players_doc,
+                "last_seq": 1,
+                "status": "finished" if table.finished else "active",
+                "head_hash": first["hash"],
+                "clock": clock_doc,
+                "next_due": clocks.next_due(clock_doc),
+            },
+            event=first,
+            anchor=integrity.anchor_row(
                 self.anchor_key, game_id, 1, 1, first["hash"], table.finished, now
-            )
-            if anchor is not None:
-                conn.execute(insert(AnchorRow).values(**anchor))
-            conn.execute(
-                insert(ProjectionRow).values(game_id=game_id, seq=1, snapshot=table.snapshot())
-            )
-            if creds:
-                conn.execute(
-                    insert(CredentialRow),
-                    [{"game_id": game_id, "role": r, "token_hash": h} for r, h in creds.items()],
-                )
-            self.core.notify(conn, game_id, 1)
-        return game_id
+            ),
+            projection={"game_id": game_id, "seq": 1, "snapshot": table.snapshot()},
+            credentials=[
+                {"game_id": game_id, "role": r, "token_hash": h} for r, h in creds.items()
+            ],
+        )
+
+    def insert_games(self, conn: Connection, games: Sequence[NewGameRows]) -> None:
+        """Write games made by :meth:`new_game_rows` in the caller's transaction: one
+        statement per table of the schema for all of them (a round of 500 holds the
+        write lock for a fraction of a second, not for the games' making)."""
+        if not games:
+            return
+        conn.execute(insert(GameRow), [g.game for g in games])
+        conn.execute(insert(EventRow), [g.event for g in games])
+        anchors = [g.anchor for g in games if g.anchor is not None]
+        if anchors:
+            conn.execute(insert(AnchorRow), anchors)
+        conn.execute(insert(ProjectionRow), [g.projection for g in games])
+        credentials = [c for g in games for c in g.credentials]
+        if credentials:
+            conn.execute(insert(CredentialRow), credentials)
+        for g in games:
+            self.core.notify(conn, g.game["id"], 1)
 
     @staticmethod
     def _players(players: Mapping[str | Seat, Any] | None) -> dict[str, Any]:

@@ -103,7 +103,9 @@ class CheckedReads(Part):
         if seat is None:
             return director_view(table, clocks.director_clock(clock))
         seat = Seat(seat)
-        return seat_view(table, seat, clocks.seat_clock(clock, seat))
+        return seat_view(
+            table, seat, clocks.seat_clock(clock, seat), clocks.withheld(clock, table, seat)
+        )
 
     def _snapshot(self, game_id: str) -> dict[str, Any]:
         return self._projection(game_id).snapshot  # type: ignore[no-any-return]

@@ -1,9 +1,11 @@
 """Rounds: the tables of one session of a tournament, created together, listed together.
 
-A round is made in one write transaction (its row, then every table through
-:meth:`GameRegistry.create_game` on that transaction's connection): a client sees all of its
-tables or none. Its listing is one query over the round's games and projections; each
-table's state comes from the thread's warm table (``view_of``), not a chart per table.
+A round's tables are made first, without the database (:meth:`GameRegistry.new_game_rows`),
+then written in one short write transaction (its row, then every table through
+:meth:`GameRegistry.insert_games`): a client sees all of its tables or none, and the other
+tables' commands and clocks do not wait while a big round is being made. Its listing is
+one query over the round's games and projections; each table's state comes from the
+thread's warm table (``view_of``), not a chart per table.
 A part of the store (:mod:`.core`) over the games part and the reads part.
 """
 
@@ -145,7 +147,14 @@ class Rounds(Part):
             "committed, so it may or may not exist (all of its tables or none). Look it up "
             "by its id, or create the round again: an unused round changes nothing."
         )
-        game_ids: list[str] = []
+        # every table is made (and checked) before the write lock is taken: on SQLite
+        # that lock stops every other table's commands and clocks while it is held
+        games = []
+        for number, setup in enumerate(tables, start=1):
+            with numbered(number):
+                games.append(
+                    self.registry.new_game_rows(**setup, round_id=round_id, round_table=number)
+                )
         with self._writing(unknown) as conn:
             conn.execute(
                 insert(RoundRow).values(
@@ -156,14 +165,8 @@ class Rounds(Part):
                     token_hash=token_hash,
                 )
             )
-            for number, setup in enumerate(tables, start=1):
-                with numbered(number):
-                    game_ids.append(
-                        self.registry.create_game(
-                            **setup, round_id=round_id, round_table=number, conn=conn
-                        )
-                    )
-        return round_id, game_ids
+            self.registry.insert_games(conn, games)
+        return round_id, [g.game["id"] for g in games]
 
     def round_opens(self, round_id: str, token_hash: str) -> bool:
         """Whether ``token_hash`` is the round director's (``RoundNotFound`` if no round)."""

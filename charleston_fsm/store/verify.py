@@ -137,6 +137,7 @@ def check_game(
         snapshot, finished, replay_findings = _replay(record)
         if snapshot is not None:
             digest_ = replay_digest(snapshot)
+            replay_findings += _status(record, finished)
     else:
         finished, replay_findings = True, list(_projection(record, seal.replay_digest))
     findings += replay_findings
@@ -343,6 +344,23 @@ def _projection(record: GameRecord, replayed: Mapping[str, Any] | str) -> Iterat
             None,
             "The projection differs from the replay of the rows through the chart: "
             "it was edited outside the service.",
+        )
+
+
+def _status(record: GameRecord, finished: bool) -> Iterator[Finding]:
+    """The game's status against the replay: ``finished`` exactly when the chart ended.
+
+    A finished game set back to ``active`` would take commands again (and lose its
+    sealed anchor's shortcut), so the status is part of what verify proves.
+    """
+    expected = "finished" if finished else "active"
+    if record.status != expected:
+        yield Finding(
+            "status_differs",
+            None,
+            f"The game's status is {str(record.status)[:20]!r} but its rows replay to "
+            f"{'a finished' if finished else 'an unfinished'} Charleston ({expected!r}): "
+            "the status was edited outside the service.",
         )
 
 

@@ -26,7 +26,10 @@ from ..engine.seats import SEATS, Seat
 
 #: answers after which the same command (same id) is sent again: nothing or it was stored
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
-MAX_SENDS = 6
+#: how long one request keeps trying through lost connections and 5xx answers: a service
+#: process restarting under load takes 5-30 s (bounded by ``--timeout`` as well)
+RIDE_THROUGH_SECONDS = 90.0
+MAX_BACKOFF = 1.0
 POLL_SECONDS = 0.25  # how often a table waiting for its clock (or a service bot) looks again
 
 
@@ -65,7 +68,7 @@ class RoundPlan:
     tables: int
     ruleset: str = "nmjl"
     seed: int = 1
-    clock_seconds: float | None = None
+    clock_seconds: int | None = None
     idle_seats: int = 0
     name: str = "simulate"
 
@@ -81,7 +84,7 @@ class RoundPlan:
         return {"name": self.name, "table": table, "count": self.tables}
 
 
-def clock_spec(seconds: float) -> dict[str, Any]:
+def clock_spec(seconds: int) -> dict[str, Any]:
     """The create-game ``clock`` field: every kind of decision gets ``seconds``, and the
     service's auto player acts when they run out."""
     kinds = ("confirm_pass", "vote", "courtesy", "place_tiles")
@@ -129,46 +132,61 @@ class TablePlayer:
         self.bots: dict[Seat, Bot] = {s: every[s] for s in SEATS if s in played}
         self.rng = random.Random(self.number)
         self.sent = 0
+        self.give_up_at = time.monotonic() + RIDE_THROUGH_SECONDS  # set by play_round
+
+    def _request(
+        self, method: str, path: str, role: str, *, tally: bool = False, **kwargs: Any
+    ) -> httpx.Response:
+        """One request, made again (the same one: a command keeps its id) after a lost
+        connection or a 5xx, until it is answered or ``RIDE_THROUGH_SECONDS`` (and the
+        round's ``--timeout``) have passed: a service restarting is waited for."""
+        headers = {"Authorization": f"Bearer {self.tokens[role]}"}
+        give_up = min(time.monotonic() + RIDE_THROUGH_SECONDS, max(self.give_up_at, 0.0))
+        give_up = max(give_up, time.monotonic() + 5.0)  # the checks after play get a chance
+        attempt = 0
+        while True:
+            started = time.perf_counter()
+            try:
+                response = self.client.request(
+                    method, f"/v1/games/{self.game_id}{path}", headers=headers, **kwargs
+                )
+            except httpx.TransportError:
+                if tally:
+                    self.tally.sent(time.perf_counter() - started, 503)
+                if time.monotonic() >= give_up:
+                    raise
+                wait = min(MAX_BACKOFF, 0.05 * 2**attempt)
+            else:
+                if tally:
+                    self.tally.sent(time.perf_counter() - started, response.status_code)
+                if response.status_code not in RETRY_STATUSES or time.monotonic() >= give_up:
+                    return response
+                retry_after = response.headers.get("Retry-After", "")
+                wait = min(
+                    MAX_BACKOFF,
+                    float(retry_after) if retry_after.isdigit() else 0.05 * 2**attempt,
+                )
+            attempt += 1
+            time.sleep(wait)
 
     def _get(self, path: str, role: str) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {self.tokens[role]}"}
-        return self.client.get(f"/v1/games/{self.game_id}{path}", headers=headers)
+        return self._request("GET", path, role)
 
     def view(self, role: str) -> dict[str, Any]:
-        """The role's view, read again after a 5xx or a lost connection (a read is safe)."""
-        for attempt in range(MAX_SENDS):
-            try:
-                response = self._get("", role)
-            except httpx.TransportError:
-                if attempt == MAX_SENDS - 1:
-                    raise
-            else:
-                if response.status_code not in RETRY_STATUSES or attempt == MAX_SENDS - 1:
-                    response.raise_for_status()
-                    return response.json()["view"]
-            time.sleep(0.05 * 2**attempt)
-        raise AssertionError("unreachable")
+        """The role's view (read again after a 5xx or a lost connection: a read is safe)."""
+        response = self._get("", role)
+        response.raise_for_status()
+        return response.json()["view"]  # type: ignore[no-any-return]
 
     def send(self, seat: Seat, body: dict[str, Any]) -> bool:
         """Send one command; resent with its id while the answer leaves it in doubt."""
         self.sent += 1
         body = {**body, "command_id": f"sim-{seat.value}-{self.sent}"}
-        headers = {"Authorization": f"Bearer {self.tokens[seat.value]}"}
-        for attempt in range(MAX_SENDS):
-            started = time.perf_counter()
-            try:
-                response = self.client.post(
-                    f"/v1/games/{self.game_id}/commands", json=body, headers=headers
-                )
-            except httpx.TransportError:
-                self.tally.sent(time.perf_counter() - started, 503)
-                time.sleep(0.05 * 2**attempt)
-                continue
-            self.tally.sent(time.perf_counter() - started, response.status_code)
-            if response.status_code not in RETRY_STATUSES:
-                return response.status_code == 200
-            time.sleep(float(response.headers.get("Retry-After", 0.05 * 2**attempt)))
-        return False
+        try:
+            response = self._request("POST", "/commands", seat.value, tally=True, json=body)
+        except httpx.TransportError:
+            return False  # the table is looked at again; what is unfinished is reported
+        return response.status_code == 200
 
     def play(self, deadline: float) -> bool:
         """Play until the table is finished and no bot has anything left (or ``deadline``)."""
@@ -190,7 +208,14 @@ class TablePlayer:
                 if finished:
                     return True
                 time.sleep(POLL_SECONDS)  # the clock or the service's bots act now
-        return False
+        return self.finished()
+
+    def finished(self) -> bool:
+        """Whether the service says the table is finished (what counts, not our loop)."""
+        try:
+            return bool(self.view("director")["game"]["finished"])
+        except httpx.HTTPError:
+            return False
 
     def audit(self) -> dict[str, Any]:
         response = self._get("/audit", "director")
@@ -213,12 +238,8 @@ class TablePlayer:
 
     def record_ruling(self, text: str) -> str | None:
         """Record a director's note on this table; ``None`` once its audit shows it."""
-        headers = {"Authorization": f"Bearer {self.tokens['director']}"}
-        response = self.client.post(
-            f"/v1/games/{self.game_id}/director/commands",
-            json={"type": "record_ruling", "kind": "note", "text": text},
-            headers=headers,
-        )
+        body = {"type": "record_ruling", "kind": "note", "text": text, "command_id": "sim-ruling"}
+        response = self._request("POST", "/director/commands", "director", json=body)
         if response.status_code != 200:
             return f"table {self.number}: the ruling was refused ({response.status_code})"
         if not any(r["text"] == text for r in self.audit()["rulings"]):
@@ -267,6 +288,8 @@ def play_round(
             for i, t in enumerate(created["tables"])
         ]
         deadline = time.monotonic() + timeout
+        for player in players:
+            player.give_up_at = deadline
         finished = 0
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             futures = {pool.submit(p.play, deadline): p for p in players}
@@ -274,9 +297,10 @@ def play_round(
                 player = futures[future]
                 try:
                     done = future.result()
-                except Exception as exc:  # a table's thread failed: say which and why
-                    done = False
-                    problems.append(f"table {player.number}: {type(exc).__name__}: {exc}")
+                except Exception as exc:  # a table's thread failed: is the table finished?
+                    done = player.finished()
+                    if not done:
+                        problems.append(f"table {player.number}: {type(exc).__name__}: {exc}")
                 else:
                     if not done:
                         problems.append(f"table {player.number}: not finished in {timeout:g} s")
@@ -285,9 +309,11 @@ def play_round(
             elapsed = time.perf_counter() - started
             verdicts = list(pool.map(TablePlayer.verify, players))
         problems += [v for v in verdicts if v is not None]
-        listing = clients[-1].get(
-            f"/v1/rounds/{created['round_id']}",
-            headers={"Authorization": f"Bearer {created['token']}"},
+        listing = _ridden_through(
+            lambda: clients[-1].get(
+                f"/v1/rounds/{created['round_id']}",
+                headers={"Authorization": f"Bearer {created['token']}"},
+            )
         )
         listing.raise_for_status()
         counts = listing.json()["counts"]
@@ -309,3 +335,20 @@ def play_round(
         tally=tally,
         problems=problems,
     )
+
+
+def _ridden_through(request: Callable[[], httpx.Response]) -> httpx.Response:
+    """A safe read, made again through a restart (lost connections, 5xx) for a while."""
+    give_up = time.monotonic() + RIDE_THROUGH_SECONDS
+    attempt = 0
+    while True:
+        try:
+            response = request()
+        except httpx.TransportError:
+            if time.monotonic() >= give_up:
+                raise
+        else:
+            if response.status_code not in RETRY_STATUSES or time.monotonic() >= give_up:
+                return response
+        attempt += 1
+        time.sleep(min(MAX_BACKOFF, 0.05 * 2**attempt))
