@@ -15,7 +15,8 @@ from .deps import Credentials, StoreDep, TokenFirstRoute, platform_only, token_f
 from .logs import log
 from .problems import ApiProblem, unauthorized
 from .routes_games import TableSetup, table_setup
-from .schemas import CreatedRound, CreateRound, RoundTableSpec, RoundView, problems
+from .schemas import problems
+from .schemas_rounds import CreatedRound, CreateRound, RoundTableSpec, RoundView
 
 router = APIRouter(tags=["rounds"], route_class=TokenFirstRoute)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from ..engine.charts.four_winds import FourWindsOptions
 from ..engine.clock_options import MAX_SECONDS, ClockOptions
@@ -118,39 +118,6 @@ class CreateGame(BaseModel):
     )
 
 
-class RoundTableSpec(CreateGame):
-    """One table of a round: a create-game request, plus what a round adds."""
-
-    label: Name | None = Field(None, description="The table's name in the round's listing.")
-
-
-class CreateRound(BaseModel):
-    """Many tables in one call: a list of tables, or one table and a count."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {"name": "Round 1", "table": {"ruleset": "nmjl", "seed": 100}, "count": 40},
-                {"tables": [{"seed": 1, "bots": ["north"]}, {"ruleset": "house", "seed": 2}]},
-            ]
-        },
-    )
-    name: Name | None = Field(None, description="The round's name (e.g. 'Round 1').")
-    tables: list[RoundTableSpec] | None = Field(
-        None, description="One spec per table, table 1 first (or give `table` and `count`)."
-    )
-    table: RoundTableSpec | None = Field(
-        None,
-        description="One spec for `count` tables; its seed (if any) is table 1's, then "
-        "seed+1, seed+2, …; without seed or hands each table gets a random seed.",
-    )
-    count: StrictInt | None = Field(
-        None, ge=1, description="How many tables `table` makes (an integer, not text)."
-    )
-
-
-#: a command body is an engine command without ``seat``: documented by examples
 COMMAND_EXAMPLES = {
     "confirm_pass": {
         "summary": "Confirm a pass (3 tiles, or fewer plus a blind count)",
@@ -213,78 +180,6 @@ class CreatedGame(BaseModel):
         "for the director's desk, each with its secret after # (e.g. "
         "/table/ID#token=…): hand them out as they are."
     )
-
-
-class CreatedTable(CreatedGame):
-    """One table of a new round: its game, tokens and links, as ``POST /v1/games`` gives."""
-
-    table: int = Field(description="The table's number in the round, from 1.")
-    label: str | None
-    bots: list[Seat] = Field(description="Seats the service's bot plays.")
-
-
-class CreatedRound(BaseModel):
-    round_id: str
-    name: str | None
-    token: str = Field(
-        description="The round director's token: it lists the round (GET /v1/rounds/{id}) "
-        "and opens each of its tables as their director (the room's links to each desk), "
-        "never as a seat; each table's own director token opens that table. Shown once."
-    )
-    tables: list[CreatedTable]
-    links: dict[Literal["self", "room"], str] = Field(
-        description="The round's API path, and its room page with the round token after # "
-        "(/room/ID#token=…): every table live, for the round's director."
-    )
-
-
-class RoundTableState(BaseModel):
-    """One table of a round at a glance (no tiles): where it is and whom it waits for."""
-
-    table: int
-    game_id: str
-    ruleset: RulesetName | None = Field(description="null while the game is quarantined.")
-    state: list[StateId]
-    state_labels: list[str]
-    awaiting: list[Seat] = Field(
-        description="Seats with a command the table waits for (a pass to confirm, tiles to "
-        "place, a vote, a courtesy offer, a Ding Dong to give …)."
-    )
-    late: list[Seat] = Field(description="Seats whose clock ran out, as the director view says.")
-    finished: bool
-    ended_reason: str | None
-    quarantined: bool = Field(description="Its record failed verify: nothing is served from it.")
-    last_seq: int
-    players: dict[str, Any]
-    moved_at: str | None = Field(
-        None,
-        description="When the table last moved (its last row that is not a clock's or a "
-        "director's note): the awaited seats wait since.",
-    )
-    clock: dict[str, Any] | None = Field(
-        None,
-        description="The clock at a glance: paused (bool) and deadlines (seat: due_at); "
-        "null when the game has no clock.",
-    )
-
-
-class RoundCounts(BaseModel):
-    tables: int
-    finished: int
-    active: int
-    late_seats: int
-    quarantined: int
-
-
-class RoundView(BaseModel):
-    """``GET /v1/rounds/{id}``: every table of the round, for its director."""
-
-    round_id: str
-    name: str | None
-    created_at: str
-    settings: dict[str, Any] = Field(description="What the round was created with.")
-    counts: RoundCounts
-    tables: list[RoundTableState] = Field(description="Table 1 first.")
 
 
 class SeatGameView(BaseModel):
