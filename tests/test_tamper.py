@@ -267,6 +267,9 @@ def test_tampering_is_named_quarantined_and_reported_alike(
         play_bots(store, game.game_id, SEED)
         play_bots(store, untouched.game_id, SEED + 1)
         assert store.verify(game.game_id).ok
+        # the finishing commands' seals write anchors from a background thread; the tamperer's
+        # own transaction (read, then write) must not race them (SQLite: a busy snapshot)
+        store.wait_for_seals()
         expected = tamper(store, game.game_id)
 
         # a seat's read checks the rows it serves: it finds what a plain read can
