@@ -31,6 +31,7 @@ from . import (
 )
 from .botrunner import BotRunner
 from .clockthread import CLOCK_INTERVAL, ClockThread
+from .hot_route import hot_route
 from .logs import log
 from .middleware import DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
 from .notify import Notifier, notifier_for
@@ -126,6 +127,8 @@ def create_app(
     ):
         v1.include_router(module.router)
     app.include_router(v1)
+    # the command route first, past FastAPI's nested routers (api/hot_route.py)
+    app.router.routes.insert(0, hot_route(routes_games.command_route(), f"/{API_VERSION}"))
     app.include_router(routes_meta.health)
     routes_web.install(app)
     app.openapi = partial(routes_meta.openapi, app)  # type: ignore[method-assign]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query, Request
+from fastapi.routing import APIRoute
 from pydantic import ValidationError
 
 from ..engine.commands import Command, parse_command
@@ -222,6 +223,11 @@ def post_command(
     command = command_from({**body, "seat": role})
     result = execute_with_retries(store, game_id, command, f"{role}:{command_id}")
     return command_answer(store, notifier, game_id, command_id, result, seat)
+
+
+def command_route() -> APIRoute:
+    """The declared route of :func:`post_command` (the app serves it by a hot route)."""
+    return next(r for r in router.routes if getattr(r, "endpoint", None) is post_command)
 
 
 def command_from(body: dict[str, Any]) -> Command:

@@ -1,0 +1,146 @@
+"""The command's hot route answers every body exactly as FastAPI's declared route does.
+
+``api/hot_route.py`` runs JSON-object bodies itself and hands every other body to
+FastAPI. Over real HTTP each kind of body gets its answer and a refusal stores nothing;
+then the same bodies go, in order, to the app with and without the hot route (the app
+in-process, over ASGI, on two fresh databases from one seed) and every answer must match
+(status, headers that matter, body without the request id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+from api_helpers import Game, ok, running
+from test_api_errors import problem
+
+from charleston_fsm.api.app import create_app
+from charleston_fsm.api.auth import ROLES, token_hash
+from charleston_fsm.api.notify import Notifier
+from charleston_fsm.engine.tiles import is_joker
+from charleston_fsm.store import GameStore
+
+TOKENS = {role: f"token-of-{role}-0123456789abcdef" for role in ROLES}
+JSON = "application/json"
+
+
+def bodies(tiles: list[int]) -> list[tuple[str, dict[str, str], bytes]]:
+    """(what, headers, body): every way a client may send a command body."""
+    confirm = f'{{"type": "confirm_pass", "tiles": {tiles}}}'.encode()
+    return [
+        ("no content type", {}, confirm),
+        ("text/plain", {"Content-Type": "text/plain"}, confirm),
+        ("malformed JSON", {"Content-Type": JSON}, b'{"type": "confirm_pass",'),
+        ("an array", {"Content-Type": JSON}, b"[1, 2, 3]"),
+        ("a string", {"Content-Type": JSON}, b'"confirm_pass"'),
+        ("empty", {"Content-Type": JSON}, b""),
+        ("NaN (json reads it, orjson not)", {"Content-Type": JSON}, b'{"type": NaN}'),
+        ("an integer past 64 bits", {"Content-Type": JSON}, b'{"type": 123456789012345678901}'),
+        ("an id past 64 bits", {"Content-Type": JSON}, b'{"type": "ready", "command_id": 1e400}'),
+        ("a float", {"Content-Type": JSON}, b'{"type": "confirm_pass", "tiles": [1.5, 2, 3]}'),
+        ("a byte-order mark (json reads it)", {"Content-Type": JSON}, b"\xef\xbb\xbf" + confirm),
+        ("not a command", {"Content-Type": JSON}, b'{"type": "chess"}'),
+        ("a bad command id", {"Content-Type": JSON}, b'{"type": "ready", "command_id": [1]}'),
+        ("another seat", {"Content-Type": JSON}, b'{"type": "ready", "seat": "south"}'),
+        ("withdraw, the hot path", {"Content-Type": JSON}, b'{"type": "withdraw_pass"}'),
+        ("JSON with charset", {"Content-Type": "application/json; charset=utf-8"}, confirm),
+        ("a +json type", {"Content-Type": "application/x+json"}, b'{"type": "withdraw_pass"}'),
+        ("confirm by id", {"Content-Type": JSON, "Idempotency-Key": "k1"}, confirm),
+        ("the same id again", {"Content-Type": JSON, "Idempotency-Key": "k1"}, confirm),
+    ]
+
+
+def test_each_kind_of_body_over_http(sqlite_url: str, tmp_path: Path) -> None:
+    with running(sqlite_url, tmp_path) as server:
+        game = Game.create(server, seed=3)
+        east = game.clients["east"]
+        path = game.path("/commands")
+        tiles = game.plain("east")
+        answers = {
+            what: east.post(path, content=body, headers=headers)
+            for what, headers, body in bodies(tiles)
+        }
+        refused = {
+            "no content type": (400, "invalid_request"),
+            "text/plain": (400, "invalid_request"),
+            "malformed JSON": (400, "invalid_request"),
+            "an array": (400, "invalid_request"),
+            "a string": (400, "invalid_request"),
+            "empty": (400, "invalid_request"),
+            "NaN (json reads it, orjson not)": (422, "invalid_command"),
+            "an integer past 64 bits": (422, "invalid_command"),
+            "not a command": (422, "invalid_command"),
+            "a float": (422, "invalid_command"),
+            "a bad command id": (400, "invalid_command_id"),
+            "another seat": (403, "seat_mismatch"),
+        }
+        for what, (status, code) in refused.items():
+            problem(answers[what], status, code)
+        stored = {
+            "a byte-order mark (json reads it)": "pass_confirmed",
+            "withdraw, the hot path": "pass_withdrawn",
+            "JSON with charset": "pass_confirmed",
+            "a +json type": "pass_withdrawn",
+            "confirm by id": "pass_confirmed",
+        }
+        for what, event in stored.items():
+            assert [e["type"] for e in ok(answers[what])["events"]] == [event], what
+        first, again = ok(answers["confirm by id"]), ok(answers["the same id again"])
+        assert (first["duplicate"], again["duplicate"]) == (False, True)
+        assert again["events"] == first["events"]
+        assert answers["the same id again"].headers["Idempotent-Replayed"] == "true"
+        # the refusals stored nothing: five commands, five events after the deal
+        events = ok(east.get(game.path("/events")))["events"]
+        assert [e["seq"] for e in events] == list(range(1, 7))
+        game.close()
+
+
+async def _answers(url: str, *, hot: bool) -> list[tuple[Any, ...]]:
+    """What the app answers to :func:`bodies`, in order, on a new game of seed 3."""
+    store = GameStore(url)
+    app = create_app(store, notifier=Notifier(), clock_interval=None)
+    if not hot:  # the hot route is the first route of the app
+        assert app.router.routes[0].name == "post_command"
+        del app.router.routes[0]
+    game_id = store.create_game(seed=3, credentials={r: token_hash(t) for r, t in TOKENS.items()})
+    auth = {"Authorization": f"Bearer {TOKENS['east']}"}
+    try:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            view = (await client.get(f"/v1/games/{game_id}", headers=auth)).json()["view"]
+            tiles = [t["id"] for t in view["rack"] if not is_joker(t["id"])][:3]
+            out = []
+            for what, headers, body in bodies(tiles):
+                response = await client.post(
+                    f"/v1/games/{game_id}/commands", content=body, headers={**auth, **headers}
+                )
+                answer = response.json()
+                for varying in ("request_id", "game_id", "instance"):
+                    answer.pop(varying, None)
+                if "events" in answer:
+                    answer["events"] = [
+                        {**e, "created_at": None, "command_id": None} for e in answer["events"]
+                    ]
+                    answer["view"].pop("clock", None)
+                command_id = answer.get("command_id", "")
+                if str(command_id).startswith("auto-"):
+                    answer["command_id"] = "auto"
+                kept = ("content-type", "idempotent-replayed", "allow")
+                out.append(
+                    (what, response.status_code, answer, *(response.headers.get(h) for h in kept))
+                )
+            return out
+    finally:
+        store.dispose()
+
+
+def test_the_hot_route_answers_as_fastapi_does(sqlite_url: str, tmp_path: Path) -> None:
+    other = tmp_path / "reference.sqlite3"
+    other.write_bytes(Path(sqlite_url.removeprefix("sqlite:///")).read_bytes())
+    hot = asyncio.run(_answers(sqlite_url, hot=True))
+    reference = asyncio.run(_answers(f"sqlite:///{other}", hot=False))
+    for got, expected in zip(hot, reference, strict=True):
+        assert got == expected, got[0]
