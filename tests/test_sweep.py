@@ -171,3 +171,16 @@ def test_a_record_that_does_not_verify_is_not_sealed_nor_quarantined_by_the_seal
     assert store.seal(game_id) is False
     assert store.quarantines(game_id) == []
     assert final_anchor(store, game_id).replay_digest is None
+
+
+def test_bots_playing_from_the_answers_play_the_same_game(store: GameStore) -> None:
+    """The bench stores its games with views from each command's answer (no read per
+    view): the bots must see, decide and store exactly what they do reading the store."""
+    logs = []
+    for from_answers in (False, True):
+        game_id = store.create_game(seed=SEED)
+        given = play_bots(store, game_id, SEED, from_answers=from_answers)
+        events = store.events(game_id)
+        assert events[-1].type == "charleston_complete" or store.table(game_id).finished
+        logs.append((given, [(e.type, e.seat, e.payload) for e in events[1:]]))
+    assert logs[0] == logs[1]

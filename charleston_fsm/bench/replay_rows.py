@@ -27,7 +27,7 @@ def _play_worker(url: str, seeds: Sequence[int]) -> list[str]:
         ids = []
         for seed in seeds:
             game_id = store.create_game(seed=seed)
-            play_bots(store, game_id, seed)
+            play_bots(store, game_id, seed, from_answers=True)
             ids.append(game_id)
         return ids
     finally:
