@@ -11,7 +11,9 @@ they are given, never by importing the front.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -43,6 +45,8 @@ POOL_THREADS = 40
 #: thread's; a connection beyond them is opened and closed per use (a backend fork and
 #: an authentication each), so steady load opens none
 POOL_SIZE = POOL_THREADS + 2
+#: how long a SQLite connection waits for another's lock (busy timeout, WAL switch)
+SQLITE_BUSY_SECONDS = 30.0
 
 UNKNOWN_OUTCOME = (
     "The database connection was lost during the commit, so the change may or may not be "
@@ -97,16 +101,18 @@ class StoreCore:
     # -- connections ----------------------------------------------------------------------
     def _make_engine(self, echo: bool) -> Engine:
         if self.dialect == "sqlite":
-            engine = create_engine(self.url, echo=echo, connect_args={"timeout": 30})
+            engine = create_engine(
+                self.url, echo=echo, connect_args={"timeout": SQLITE_BUSY_SECONDS}
+            )
 
             @event.listens_for(engine, "connect")
             def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
                 dbapi_connection.isolation_level = None  # BEGIN is ours, see below
                 cursor = dbapi_connection.cursor()
-                cursor.execute("PRAGMA journal_mode=WAL")
+                _wal(cursor)
                 # durable commits, whatever the build's default (docs/store.md)
                 cursor.execute("PRAGMA synchronous=FULL")
-                cursor.execute("PRAGMA busy_timeout=30000")
+                cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_SECONDS * 1000)}")
                 cursor.execute("PRAGMA foreign_keys=ON")
                 cursor.close()
 
@@ -298,3 +304,21 @@ def _schema_missing(exc: DBAPIError) -> bool:
     return isinstance(exc, OperationalError) and (
         "no such table" in message or "no such column" in message
     )
+
+
+def _wal(cursor: Any, patience: float = SQLITE_BUSY_SECONDS) -> None:
+    """Put the SQLite file in WAL mode (a no-op once it is).
+
+    Switching needs the file to itself; while another connection holds a write lock on a
+    file not yet in WAL mode (a second process migrating it), SQLite refuses at once with
+    "database is locked" instead of waiting, whatever the busy timeout. So wait here.
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
