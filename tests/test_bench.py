@@ -63,6 +63,10 @@ def test_the_load_generator_sends_only_legal_commands(quick_run: dict[str, Any])
             assert step["errors"] == 0, step["first_error"]
             assert step["ok"] == step["sent"] == round(step["rate"] * 1.0)
             assert 0 < step["p50_ms"] <= step["p99_ms"] <= step["max_ms"]
+            # the server's CPU, and its event loop's share of it (/proc counts 10 ms ticks,
+            # and the two are read one after the other)
+            tick = 2 * 10 / step["sent"]
+            assert 0 <= step["server_loop_cpu_ms"] <= step["server_cpu_ms"] + tick
 
 
 @pytest.mark.postgres

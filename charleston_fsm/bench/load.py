@@ -39,6 +39,9 @@ class Step:
     max_ms: float
     first_error: str | None = None
     server_cpu_ms: float | None = None  # the server's CPU time per request, when known
+    #: of that, its event loop threads' (HTTP, routing, middleware; the rest is the
+    #: worker threads running the store and the views, and the service's own threads)
+    server_loop_cpu_ms: float | None = None
     sessions_opened: int | None = None  # PostgreSQL sessions opened during the step
 
     @property
@@ -154,10 +157,12 @@ async def offer(
     poisson: bool = False,
     rng: random.Random | None = None,
     cpu: Callable[[], float] | None = None,
+    loop_cpu: Callable[[], float] | None = None,
     sessions: Callable[[], int] | None = None,
 ) -> Step:
     """Send at ``rate`` per second for ``seconds``, open loop; wait for every answer.
-    ``cpu``: the server's CPU seconds so far, to charge each request its share;
+    ``cpu``: the server's CPU seconds so far, to charge each request its share
+    (``loop_cpu``: the same, of its event loop threads only);
     ``sessions``: the database's sessions opened so far (a pool that churns opens some)."""
     loop = asyncio.get_running_loop()
     rng = rng or random.Random(0)
@@ -173,6 +178,7 @@ async def offer(
 
     count = max(1, round(rate * seconds))
     cpu_before = cpu() if cpu else 0.0
+    loop_before = loop_cpu() if loop_cpu else 0.0
     sessions_before = sessions() if sessions else 0
     tasks = []
     at = loop.time() + 0.01
@@ -184,6 +190,7 @@ async def offer(
         at += rng.expovariate(rate) if poisson else 1 / rate
     await asyncio.gather(*tasks)
     cpu_ms = (cpu() - cpu_before) * 1e3 / count if cpu else None
+    loop_ms = (loop_cpu() - loop_before) * 1e3 / count if loop_cpu else None
     opened = sessions() - sessions_before if sessions else None
     return Step(
         rate=rate,
@@ -195,6 +202,7 @@ async def offer(
         max_ms=max(latencies, default=0.0),
         first_error=failures[0] if failures else None,
         server_cpu_ms=cpu_ms,
+        server_loop_cpu_ms=loop_ms,
         sessions_opened=opened,
     )
 
@@ -207,6 +215,7 @@ async def climb(
     poisson: bool = False,
     on_step: Callable[[Step], None] | None = None,
     cpu: Callable[[], float] | None = None,
+    loop_cpu: Callable[[], float] | None = None,
     sessions: Callable[[], int] | None = None,
 ) -> Ladder:
     """Offer each rate in turn until one fails (p99 over the limit, or errors). A first
@@ -214,7 +223,9 @@ async def climb(
     await offer(send, rates[0], min(seconds, 2.0))
     ladder = Ladder()
     for rate in rates:
-        step = await offer(send, rate, seconds, poisson=poisson, cpu=cpu, sessions=sessions)
+        step = await offer(
+            send, rate, seconds, poisson=poisson, cpu=cpu, loop_cpu=loop_cpu, sessions=sessions
+        )
         ladder.steps.append(step)
         if on_step:
             on_step(step)

@@ -128,6 +128,8 @@ def _measure(
 
     def on_step(label: str, step: Step) -> None:
         cpu = f", server CPU {step.server_cpu_ms:.2f} ms each" if step.server_cpu_ms else ""
+        if step.server_cpu_ms and step.server_loop_cpu_ms is not None:
+            cpu += f" ({step.server_loop_cpu_ms:.2f} on the event loop)"
         if step.sessions_opened is not None:
             cpu += f", {step.sessions_opened} sessions opened"
         say(f"{database.name} HTTP {label}: {step.rate:.0f}/s → p99 {step.p99_ms:.1f} ms{cpu}")

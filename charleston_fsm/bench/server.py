@@ -100,6 +100,11 @@ class ServeProcess:
         """CPU time (user + system) the server and its workers have used so far."""
         return sum(_cpu_s(pid) for pid in _tree(self.proc.pid))
 
+    def loop_cpu_seconds(self) -> float:
+        """The same, of each process's main thread only: where uvicorn runs its event loop
+        (HTTP, routing, middleware); routes that block run in worker threads."""
+        return sum(_cpu_s(pid, thread=pid) for pid in _tree(self.proc.pid))
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -133,9 +138,11 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
-def _cpu_s(pid: int) -> float:
+def _cpu_s(pid: int, thread: int | None = None) -> float:
+    """CPU seconds of process ``pid`` (or of its thread ``thread``)."""
+    stat = f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat"
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(stat).read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
