@@ -38,9 +38,10 @@ def sample(items: Sequence[T], size: int, *, seed: str) -> list[T]:
 
 
 def backends_by(cases: Sequence[str], *, turn: int = 0) -> list[object]:
-    """``(db_url, case)`` parameters for an HTTP test: every case on both backends in the
-    long form; else each case once, the backends taking turns from ``turn`` (so each
-    backend and each case still run; two tests with turns 0 and 1 cross them all).
+    """``(db_url, case)`` parameters for a test that plays each case on both backends:
+    so in the long form; else each case once, the backends taking turns from ``turn`` (each
+    backend and each case still run; two tests with turns 0 and 1 cross them all). The
+    engine's rules do not depend on the backend: crossing them repeats the same game.
     Use with ``indirect=["db_url"]``."""
     chosen = []
     for index, case in enumerate(cases):
