@@ -187,6 +187,15 @@ def sqlite_store(sqlite_url: str) -> Iterator[GameStore]:
     yield from _store(sqlite_url)
 
 
+def pytest_report_header() -> str:
+    """Say which form of the repetitive tests runs (tests/budget.py), so a log tells."""
+    from budget import LONG
+
+    if LONG:
+        return "charleston: long forms (CHARLESTON_LONG_TESTS=1): every example and pair"
+    return "charleston: bounded forms; CHARLESTON_LONG_TESTS=1 runs the long ones"
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _pg_problem:
         terminalreporter.write_sep("!", "PostgreSQL tests SKIPPED", red=True, bold=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from budget import examples
 from engine_helpers import (
     challenge,
     change,
@@ -115,7 +116,7 @@ def check_exact(table: Table, scratch: Table, rng: random.Random) -> None:
 
 
 @pytest.mark.rule("SVC-01")
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(5, 60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     profile=st.integers(0, len(PROFILES) - 1),
     seed=st.integers(0, 100_000),

@@ -7,8 +7,8 @@ integers past any column, non-ASCII digits, long strings). Every answer must be
 documented for its operation (status and content type), conform to its documented
 schema, never be a 5xx, and every error must be a problem+json with the documented
 fields. Bounded for CI: ``CHARLESTON_FUZZ_EXAMPLES`` examples per operation and mode
-(default 20; a fixed set under ``CI=true``, new ones on every other run); set it to a
-few hundred for the long form.
+(default 20, 200 with ``CHARLESTON_LONG_TESTS=1``; a fixed set under ``CI=true``, new
+ones on every other run); set it to a few hundred for the long form.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 import requests
 import schemathesis
 from api_helpers import Game, running
+from budget import examples
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
@@ -31,7 +32,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-EXAMPLES = int(os.environ.get("CHARLESTON_FUZZ_EXAMPLES", "20"))
+EXAMPLES = int(os.environ.get("CHARLESTON_FUZZ_EXAMPLES") or examples(20, 200))
 CHECKS = [
     not_a_server_error,
     status_code_conformance,

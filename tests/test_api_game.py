@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from api_helpers import Game, Knowledge, StreamReader, play_over_http, running, tile_ids
+from budget import backends_by
 
 from charleston_fsm.cli.common import DEMO_SEED, DEMO_SEEDS
 from charleston_fsm.engine.commands import Command
@@ -49,7 +50,7 @@ GAMES = {"nmjl": DEMO_SEED, "house": 3, "four_winds": DEMO_SEEDS["four_winds"]}
 
 
 @pytest.mark.rule("PASS-11")
-@pytest.mark.parametrize("ruleset", sorted(GAMES))
+@pytest.mark.parametrize(("db_url", "ruleset"), backends_by(sorted(GAMES)), indirect=["db_url"])
 def test_full_game_four_clients_nothing_leaks(db_url: str, tmp_path: Path, ruleset: str) -> None:
     seed = GAMES[ruleset]
     with running(db_url, tmp_path) as server:

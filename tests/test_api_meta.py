@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_helpers import Game, running
+from api_helpers import Game, Server, running
 
 from charleston_fsm.engine.rulesets import RULESETS
 
 
-def test_openapi_rulesets_health(sqlite_url: str, tmp_path: Path) -> None:
-    with running(sqlite_url, tmp_path) as server, server.client() as anon:
+@pytest.fixture(scope="module")
+def server(_sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One ``serve`` on SQLite for the checks that read documents or play a game of their
+    own (each test's game has its own id): a start per check cost more than the check."""
+    path = tmp_path_factory.mktemp("meta") / "meta.sqlite3"
+    shutil.copyfile(_sqlite_template, path)
+    with running(f"sqlite:///{path}", path.parent) as served:
+        yield served
+
+
+def test_openapi_rulesets_health(server: Server) -> None:
+    with server.client() as anon:
         spec = anon.get("/openapi.json").json()
         for path in [
             "/v1/games",
@@ -76,23 +87,22 @@ def test_diagrams(db_url: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("role", ["east", "director"])
-def test_game_view_by_token(sqlite_url: str, tmp_path: Path, role: str) -> None:
-    with running(sqlite_url, tmp_path) as server:
-        game = Game.create(server, seed=8, players={"east": "Ann"})
-        body = game.clients[role].get(game.path()).json()
-        assert body["role"] == role and body["game_id"] == game.game_id
-        if role == "director":
-            assert set(body["view"]["seats"]) == {"east", "south", "west", "north"}
-        else:
-            assert body["view"]["seat"] == "east" and len(body["view"]["rack"]) == 14
-            assert "seats" not in body["view"]
-        game.close()
+def test_game_view_by_token(server: Server, role: str) -> None:
+    game = Game.create(server, seed=8, players={"east": "Ann"})
+    body = game.clients[role].get(game.path()).json()
+    assert body["role"] == role and body["game_id"] == game.game_id
+    if role == "director":
+        assert set(body["view"]["seats"]) == {"east", "south", "west", "north"}
+    else:
+        assert body["view"]["seat"] == "east" and len(body["view"]["rack"]) == 14
+        assert "seats" not in body["view"]
+    game.close()
 
 
-def test_web_pages_and_the_joker_rule(sqlite_url: str, tmp_path: Path) -> None:
+def test_web_pages_and_the_joker_rule(server: Server) -> None:
     """The service serves its web client (outside the API document) and names the rule a
     page shows when a joker is picked: the very words of the refusal."""
-    with running(sqlite_url, tmp_path) as server, server.client() as anon:
+    with server.client() as anon:
         front = anon.get("/")
         assert front.status_code == 200 and "/static/front.js" in front.text
         for page, module in (("/table/any-id", "table.js"), ("/desk/any-id", "desk.js")):
@@ -124,25 +134,25 @@ def test_web_pages_and_the_joker_rule(sqlite_url: str, tmp_path: Path) -> None:
 
 
 def test_openapi_says_the_bearer_is_optional_without_a_platform_key(
-    sqlite_url: str, tmp_path: Path
+    server: Server, sqlite_url: str, tmp_path: Path
 ) -> None:
     """Issue 17 N9: with no platform key, creating games and rounds takes no token, and
     the document says so (an empty alternative); with a key, the bearer is required."""
-    with running(sqlite_url, tmp_path) as server, server.client() as anon:
+    with server.client() as anon:
         spec = anon.get("/openapi.json").json()
         for path in ("/v1/games", "/v1/rounds"):
             assert {} in spec["paths"][path]["post"]["security"], path
         assert {} not in spec["paths"]["/v1/games/{game_id}/commands"]["post"]["security"]
     env = {"CHARLESTON_PLATFORM_KEY": "k"}
-    with running(sqlite_url, tmp_path, name="keyed", env=env) as server, server.client() as anon:
+    with running(sqlite_url, tmp_path, name="keyed", env=env) as keyed, keyed.client() as anon:
         spec = anon.get("/openapi.json").json()
         for path in ("/v1/games", "/v1/rounds"):
             assert {} not in spec["paths"][path]["post"]["security"], path
 
 
-def test_a_wrong_method_names_every_method_of_the_path(sqlite_url: str, tmp_path: Path) -> None:
+def test_a_wrong_method_names_every_method_of_the_path(server: Server) -> None:
     """Issue 17 N9: ``/bot`` takes POST and DELETE (two routes); a 405 names both."""
-    with running(sqlite_url, tmp_path) as server, server.client() as anon:
+    with server.client() as anon:
         game = Game.create(server, seed=1)
         for method in ("OPTIONS", "PUT", "GET"):
             answer = anon.request(method, game.path("/bot"))

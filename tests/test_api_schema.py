@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from api_helpers import Game, play_over_http, running
+from budget import backends_by
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
@@ -182,7 +183,9 @@ def test_the_contract_check_finds_open_untyped_and_undescribed_fields() -> None:
 
 
 # -- a played game -----------------------------------------------------------------------
-@pytest.mark.parametrize("ruleset", ["nmjl", "house", "four_winds"])
+@pytest.mark.parametrize(
+    ("db_url", "ruleset"), backends_by(["four_winds", "house", "nmjl"], turn=1), indirect=["db_url"]
+)
 def test_every_answer_of_a_played_game_is_as_documented(
     db_url: str, tmp_path: Path, ruleset: str
 ) -> None:

@@ -25,6 +25,7 @@ import random
 
 import hypothesis
 import pytest
+from budget import examples
 from engine_helpers import (
     STANDARD_SIZES,
     all_tiles,
@@ -69,7 +70,7 @@ PROFILES: list[tuple[str, dict | None]] = [
 ]
 
 PROPERTY_SETTINGS = settings(
-    max_examples=45,
+    max_examples=examples(45, 500),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -301,7 +302,9 @@ def test_random_command_sequences_keep_every_invariant(
 
 
 @pytest.mark.rule("SVC-04")
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(12, 120), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=st.data(), profile=st.integers(0, len(PROFILES) - 1), seed=st.integers(0, 10_000))
 def test_long_games_reach_the_end_and_still_fold(
     data: st.DataObject, profile: int, seed: int
@@ -315,7 +318,7 @@ def test_long_games_reach_the_end_and_still_fold(
 
 
 @pytest.mark.rule("NMJL-08", "NMJL-09")
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40, 400), deadline=None)
 @given(
     own=st.tuples(*[st.integers(0, 3)] * 4),
     seed=st.integers(0, 1000),

@@ -7,6 +7,7 @@ import random
 from itertools import count
 
 import pytest
+from budget import backends_by
 from sqlalchemy import text
 
 from charleston_fsm.engine.bots import bots_for, play, play_table
@@ -41,7 +42,7 @@ def bot_game(store: GameStore, ruleset: str, seed: int, snapshots: dict | None =
 
 
 @pytest.mark.rule("SVC-04")
-@pytest.mark.parametrize("ruleset", ["nmjl", "house"])
+@pytest.mark.parametrize(("db_url", "ruleset"), backends_by(["nmjl", "house"]), indirect=["db_url"])
 def test_replay_equals_projection_for_random_bot_games(store: GameStore, ruleset: str) -> None:
     games = [bot_game(store, ruleset, seed) for seed in range(6)]
     assert store.check_projections() == []

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from api_helpers import Game, cli, running, tile_ids
-from sqlalchemy import delete, insert, select, update
+from api_helpers import Game, Server, cli, running, tile_ids
+from sqlalchemy import delete, insert, select, text, update
 
 from charleston_fsm.store import GameStore, QuarantineNotLifted, StoredEvent, play_bots
 from charleston_fsm.store.hashing import row_hash
@@ -255,85 +256,124 @@ def assert_quarantined_for_seats(game: Game) -> None:
         assert tile_ids(body) == set()
 
 
+# -- one serve per backend for the HTTP cases (a start cost more than a case) ----------------
+#: every table, the ones that refer to games first
+EMPTIED = ("quarantines", "anchors", "game_credentials", "projections", "commands", "events")
+EMPTIED += ("games", "rounds")
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def shared_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Server]]:
+    """This module's ``serve`` and its database URL, per backend (PostgreSQL: the
+    session's database, which ``pg_url`` empties for the other tests)."""
+    if request.param == "postgres":
+        url = request.getfixturevalue("_pg_database")
+    else:
+        path = tmp_path_factory.mktemp("tamper") / "shared.sqlite3"
+        shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
+        url = f"sqlite:///{path}"
+    with running(url, tmp_path_factory.mktemp("tamper-serve")) as server:
+        yield url, server
+
+
+@pytest.fixture
+def served(shared_server: tuple[str, Server]) -> Iterator[tuple[GameStore, str, Server]]:
+    """A store on the shared server's database, emptied for this case (its verify counts
+    every game), with the URL and the server."""
+    url, server = shared_server
+    store = GameStore(url)
+    with store.engine.begin() as conn:
+        for table in EMPTIED:
+            conn.execute(text(f"DELETE FROM {table}"))
+    try:
+        yield store, url, server
+    finally:
+        store.dispose()
+
+
 @pytest.mark.rule("SVC-08")
 @pytest.mark.parametrize("kind", list(TAMPERING))
 def test_tampering_is_named_quarantined_and_reported_alike(
-    kind: str, store: GameStore, db_url: str, tmp_path: Path
+    kind: str, served: tuple[GameStore, str, Server]
 ) -> None:
     tamper, reads_find_it = TAMPERING[kind]
-    with running(db_url, tmp_path) as server:
-        game = Game.create(server, seed=SEED)
-        untouched = Game.create(server, seed=SEED + 1)
-        play_bots(store, game.game_id, SEED)
-        play_bots(store, untouched.game_id, SEED + 1)
-        assert store.verify(game.game_id).ok
-        # the finishing commands' seals write anchors from a background thread; the tamperer's
-        # own transaction (read, then write) must not race them (SQLite: a busy snapshot)
-        store.wait_for_seals()
-        expected = tamper(store, game.game_id)
+    store, db_url, server = served
+    game = Game.create(server, seed=SEED)
+    untouched = Game.create(server, seed=SEED + 1)
+    play_bots(store, game.game_id, SEED)
+    play_bots(store, untouched.game_id, SEED + 1)
+    assert store.verify(game.game_id).ok
+    # the finishing commands' seals write anchors from a background thread; the tamperer's
+    # own transaction (read, then write) must not race them (SQLite: a busy snapshot)
+    store.wait_for_seals()
+    expected = tamper(store, game.game_id)
 
-        # a seat's read checks the rows it serves: it finds what a plain read can
-        first_read = game.clients["east"].get(game.path("/events"))
-        assert first_read.status_code == (423 if reads_find_it else 200), first_read.text
-        assert bool(store.quarantines(game.game_id)) is reads_find_it
+    # a seat's read checks the rows it serves: it finds what a plain read can
+    first_read = game.clients["east"].get(game.path("/events"))
+    assert first_read.status_code == (423 if reads_find_it else 200), first_read.text
+    assert bool(store.quarantines(game.game_id)) is reads_find_it
 
-        over_http = game.clients["director"].get(game.path("/verify"))
-        assert over_http.status_code == 200, over_http.text
-        verdict = over_http.json()
-        assert verdict["ok"] is False
-        assert findings(verdict) == expected, verdict["findings"]
-        assert verdict["quarantine"]["active"] is True
-        assert findings(verdict["quarantine"]) == expected
+    over_http = game.clients["director"].get(game.path("/verify"))
+    assert over_http.status_code == 200, over_http.text
+    verdict = over_http.json()
+    assert verdict["ok"] is False
+    assert findings(verdict) == expected, verdict["findings"]
+    assert verdict["quarantine"]["active"] is True
+    assert findings(verdict["quarantine"]) == expected
 
-        by_cli = cli("verify", "--database-url", db_url, check=False)
-        assert by_cli.returncode == 1, by_cli.stdout + by_cli.stderr
-        assert f"{game.game_id}: FAILED, quarantined" in by_cli.stdout
-        assert untouched.game_id not in by_cli.stdout  # the other game verifies
-        assert cli_findings(by_cli.stdout) == expected, by_cli.stdout
-        assert "2 game(s) verified: 1 ok, 1 failed (quarantined)" in by_cli.stdout
-        assert store.verify(game.game_id).to_dict()["findings"] == verdict["findings"]
+    by_cli = cli("verify", "--database-url", db_url, check=False)
+    assert by_cli.returncode == 1, by_cli.stdout + by_cli.stderr
+    assert f"{game.game_id}: FAILED, quarantined" in by_cli.stdout
+    assert untouched.game_id not in by_cli.stdout  # the other game verifies
+    assert cli_findings(by_cli.stdout) == expected, by_cli.stdout
+    assert "2 game(s) verified: 1 ok, 1 failed (quarantined)" in by_cli.stdout
+    assert store.verify(game.game_id).to_dict()["findings"] == verdict["findings"]
 
-        assert_quarantined_for_seats(game)
-        audit = game.clients["director"].get(game.path("/audit"))
-        assert audit.status_code in (200, 423), audit.text
-        listed = game.clients["director"].get(game.path("/quarantine")).json()
-        assert [q["active"] for q in listed["quarantines"]] == [True]
-        assert untouched.view("east")["rack"]  # the other game is served as before
-        game.close()
-        untouched.close()
+    assert_quarantined_for_seats(game)
+    audit = game.clients["director"].get(game.path("/audit"))
+    assert audit.status_code in (200, 423), audit.text
+    listed = game.clients["director"].get(game.path("/quarantine")).json()
+    assert [q["active"] for q in listed["quarantines"]] == [True]
+    assert untouched.view("east")["rack"]  # the other game is served as before
+    game.close()
+    untouched.close()
 
 
 @pytest.mark.rule("SVC-08")
 def test_a_forged_row_is_removed_and_the_quarantine_lifted(
-    store: GameStore, db_url: str, tmp_path: Path
+    served: tuple[GameStore, str, Server],
 ) -> None:
-    with running(db_url, tmp_path) as server:
-        game = Game.create(server, seed=SEED)
-        play_bots(store, game.game_id, SEED)
-        (_, forged), *_ = appended(store, game.game_id)
-        director = game.clients["director"]
-        assert director.get(game.path("/verify")).json()["ok"] is False
+    store, _, server = served
+    game = Game.create(server, seed=SEED)
+    play_bots(store, game.game_id, SEED)
+    (_, forged), *_ = appended(store, game.game_id)
+    director = game.clients["director"]
+    assert director.get(game.path("/verify")).json()["ok"] is False
 
-        refused = director.post(game.path("/quarantine/lift"), json={"note": "looked"})
-        assert refused.status_code == 409, refused.text
-        assert refused.json()["code"] == "quarantine_not_lifted"
-        assert f"Rows {forged}" in refused.json()["detail"] or f"Row {forged}" in refused.text
-        seat = game.clients["east"].post(game.path("/quarantine/lift"), json={"note": "x"})
-        assert seat.status_code == 403
+    refused = director.post(game.path("/quarantine/lift"), json={"note": "looked"})
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["code"] == "quarantine_not_lifted"
+    assert f"Rows {forged}" in refused.json()["detail"] or f"Row {forged}" in refused.text
+    seat = game.clients["east"].post(game.path("/quarantine/lift"), json={"note": "x"})
+    assert seat.status_code == 403
 
-        with store.engine.begin() as conn:  # the repair: the forged row goes
-            conn.execute(
-                delete(EventRow).where(EventRow.game_id == game.game_id, EventRow.seq == forged)
-            )
-        lifted = director.post(game.path("/quarantine/lift"), json={"note": "forged vote removed"})
-        assert lifted.status_code == 200, lifted.text
-        assert lifted.json()["lifted_by"] == "director (HTTP)"
-        assert game.clients["east"].get(game.path("/events")).status_code == 200
-        history = director.get(game.path("/quarantine")).json()["quarantines"]
-        assert [(q["active"], q["lift_note"]) for q in history] == [(False, "forged vote removed")]
-        again = director.post(game.path("/quarantine/lift"), json={"note": "again"})
-        assert again.status_code == 409
-        game.close()
+    with store.engine.begin() as conn:  # the repair: the forged row goes
+        conn.execute(
+            delete(EventRow).where(EventRow.game_id == game.game_id, EventRow.seq == forged)
+        )
+    lifted = director.post(game.path("/quarantine/lift"), json={"note": "forged vote removed"})
+    assert lifted.status_code == 200, lifted.text
+    assert lifted.json()["lifted_by"] == "director (HTTP)"
+    assert game.clients["east"].get(game.path("/events")).status_code == 200
+    history = director.get(game.path("/quarantine")).json()["quarantines"]
+    assert [(q["active"], q["lift_note"]) for q in history] == [(False, "forged vote removed")]
+    again = director.post(game.path("/quarantine/lift"), json={"note": "again"})
+    assert again.status_code == 409
+    game.close()
 
 
 def altered_anchor(store: GameStore, game_id: str) -> Expected:
