@@ -58,11 +58,23 @@ def no_horizontal_overflow(page: Page) -> None:
     assert width <= PHONE["width"], f"the page is {width} px wide at {PHONE['width']} px"
 
 
+def _box(page: Page, locator: Any) -> dict[str, float]:
+    """The element's box once it is laid out: the bots' passes re-render the rack while the
+    test runs, and between a render and the next layout there is briefly no box."""
+    expect(locator).to_be_visible()
+    for _ in range(50):
+        box = locator.bounding_box()
+        if box is not None:
+            return box  # type: ignore[no-any-return]
+        page.wait_for_timeout(100)
+    raise AssertionError(f"{locator} has no box on the page")
+
+
 def touch_drag(context: BrowserContext, page: Page, source: Any, target: Any) -> None:
     """A finger drag from the middle of source to the left edge of target (real touch input
     through the DevTools protocol: Chromium turns it into pointer events of type touch)."""
     cdp = context.new_cdp_session(page)
-    a, b = source.bounding_box(), target.bounding_box()
+    a, b = _box(page, source), _box(page, target)
     x0, y0 = a["x"] + a["width"] / 2, a["y"] + a["height"] / 2
     x1, y1 = b["x"] + 4, b["y"] + b["height"] / 2
 
