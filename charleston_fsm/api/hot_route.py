@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .deps import role_remembered
+from .deps import run_guard
 
 JSON_TYPES = ("application/json", "application/json; charset=utf-8")
 
@@ -52,13 +52,11 @@ def hot_route(declared: APIRoute, prefix: str) -> Route:
     unknown = [n for n in names if n not in ARGUMENTS]
     if unknown or guard is None:
         raise TypeError(f"no hot route for {endpoint.__name__}: {unknown or 'no token guard'}")
-    fastapi_handler = declared.get_route_handler()  # the guard again, then FastAPI's own
+    # FastAPI's own handler, without TokenFirstRoute's guard: the guard has run by then
+    fastapi_handler = APIRoute.get_route_handler(declared)
 
     async def hot(request: Request) -> Response:
-        if role_remembered(request):
-            guard(request)  # reads no store: no thread hand-off
-        else:
-            await run_in_threadpool(guard, request)
+        await run_guard(guard, request)
         body = _json_object(request, await request.body())
         if body is None:  # FastAPI's handler reads the same body from the request's cache
             return await fastapi_handler(request)
