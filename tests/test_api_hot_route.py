@@ -10,10 +10,12 @@ in-process, over ASGI, on two fresh databases from one seed) and every answer mu
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from api_helpers import Game, ok, running
 from test_api_errors import problem
 
@@ -98,8 +100,11 @@ def test_each_kind_of_body_over_http(sqlite_url: str, tmp_path: Path) -> None:
         game.close()
 
 
-async def _answers(url: str, *, hot: bool) -> list[tuple[Any, ...]]:
-    """What the app answers to :func:`bodies`, in order, on a new game of seed 3."""
+async def _answers(
+    url: str, *, hot: bool, threads: list[str] | None = None
+) -> list[tuple[Any, ...]]:
+    """What the app answers to :func:`bodies`, in order, on a new game of seed 3;
+    ``threads``: gets the name of each thread a command was decided in."""
     store = GameStore(url)
     app = create_app(store, notifier=Notifier(), clock_interval=None)
     if not hot:  # the hot route is the first route of the app
@@ -108,6 +113,8 @@ async def _answers(url: str, *, hot: bool) -> list[tuple[Any, ...]]:
     game_id = store.registry.create_game(
         seed=3, credentials={r: token_hash(t) for r, t in TOKENS.items()}
     )
+    if threads is not None:
+        store.writes.add_rider(lambda _: threads.append(threading.current_thread().name))
     auth = {"Authorization": f"Bearer {TOKENS['east']}"}
     try:
         transport = httpx.ASGITransport(app=app)
@@ -146,3 +153,21 @@ def test_the_hot_route_answers_as_fastapi_does(sqlite_url: str, tmp_path: Path) 
     reference = asyncio.run(_answers(f"sqlite:///{other}", hot=False))
     for got, expected in zip(hot, reference, strict=True):
         assert got == expected, got[0]
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_command_runs_on_the_event_loop_and_answers_the_same(
+    pg_url: str,
+) -> None:
+    """The hot route decides and stores a command on the event loop's own thread (no
+    hand-off to a worker thread), and answers every body as FastAPI's threaded route."""
+    on_loop: list[str] = []
+    in_threads: list[str] = []
+    hot = asyncio.run(_answers(pg_url, hot=True, threads=on_loop))
+    reference = asyncio.run(_answers(pg_url, hot=False, threads=in_threads))
+    for got, expected in zip(hot, reference, strict=True):
+        assert got == expected, got[0]
+    # the JSON objects the hot route takes are decided on the loop; the bodies it leaves to
+    # FastAPI (another content type, a number past 64 bits ...) in FastAPI's worker threads
+    assert on_loop.count(threading.main_thread().name) >= 3, on_loop
+    assert in_threads and threading.main_thread().name not in in_threads

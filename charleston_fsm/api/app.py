@@ -58,6 +58,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(clock.stop)
         await app.state.bots.stop_all()
         await run_in_threadpool(notifier.stop)
+        app.state.store.writes.close_on_loop()
 
 
 def create_app(

@@ -7,11 +7,13 @@ dependency graph, reading the body through ``email.message`` and ``json.loads`` 
 validating ``dict[str, Any]``. :func:`hot_route` is a plain Starlette route, placed
 first in the app, that does what that machinery concludes for the one body that matters
 (a JSON object sent as ``application/json``): the token first, then the body parsed by
-orjson, then the declared endpoint in a worker thread with the arguments FastAPI would
-give it. Every other body (no content type, another type, malformed JSON, not an object,
-anything orjson reads differently from ``json``) goes to FastAPI's own handler of the
-declared route, so those refusals are FastAPI's exactly. The declared route stays the
-one in the OpenAPI document, and answers other methods (405).
+orjson, then the declared endpoint with the arguments FastAPI would give it: in a worker
+thread, or on the event loop itself (its ``on_loop`` twin) when the store runs commands
+there (PostgreSQL, ``store.writes.on_loop_ready``). Every other body (no content type,
+another type, malformed JSON, not an object, anything orjson reads differently from
+``json``) goes to FastAPI's own handler of the declared route, so those refusals are
+FastAPI's exactly. The declared route stays the one in the OpenAPI document, and answers
+other methods (405).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def hot_route(declared: APIRoute, prefix: str) -> Route:
         raise TypeError(f"no hot route for {endpoint.__name__}: {unknown or 'no token guard'}")
     # FastAPI's own handler, without TokenFirstRoute's guard: the guard has run by then
     fastapi_handler = APIRoute.get_route_handler(declared)
+    on_loop = getattr(endpoint, "on_loop", None)
 
     async def hot(request: Request) -> Response:
         await run_guard(guard, request)
@@ -61,6 +64,8 @@ def hot_route(declared: APIRoute, prefix: str) -> Route:
         if body is None:  # FastAPI's handler reads the same body from the request's cache
             return await fastapi_handler(request)
         values = {name: ARGUMENTS[name](request, body) for name in names}
+        if on_loop is not None and request.app.state.store.writes.on_loop_ready:
+            return await on_loop(**values)  # type: ignore[no-any-return]
         return await run_in_threadpool(endpoint, **values)  # type: ignore[no-any-return]
 
     route = Route(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import random
 import secrets
@@ -197,6 +198,42 @@ def post_command(
     body: Annotated[dict[str, Any], Body(openapi_examples=COMMAND_EXAMPLES)],
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> FastJSONResponse:
+    seat, command, command_id = _command_request(request, game_id, body, idempotency_key)
+    result = execute_with_retries(store, game_id, command, f"{seat.value}:{command_id}")
+    return command_answer(store, game_id, command_id, result, seat)
+
+
+async def post_command_on_loop(
+    game_id: str,
+    request: Request,
+    store: StoreDep,
+    _: Credentials,
+    body: dict[str, Any],
+    idempotency_key: str | None = None,
+) -> FastJSONResponse:
+    """:func:`post_command` on the event loop, for a store that runs commands there
+    (PostgreSQL: ``store.writes.execute_on_loop``); the hot route calls it."""
+    seat, command, command_id = _command_request(request, game_id, body, idempotency_key)
+    stored_id = f"{seat.value}:{command_id}"
+    for attempt in range(MAX_RACE_RETRIES + 1):
+        try:
+            result = await store.writes.execute_on_loop(game_id, command, command_id=stored_id)
+            break
+        except Conflict:
+            if attempt == MAX_RACE_RETRIES:
+                raise
+            await asyncio.sleep(random.uniform(0.002, 0.01) * 2**attempt)
+    return command_answer(store, game_id, command_id, result, seat)
+
+
+post_command.on_loop = post_command_on_loop  # type: ignore[attr-defined]
+
+
+def _command_request(
+    request: Request, game_id: str, body: dict[str, Any], idempotency_key: str | None
+) -> tuple[Seat, Command, str]:
+    """The seat, the command and its id a command request names (no store is read: the
+    token's role is known once its guard has run)."""
     body = dict(body)
     sent_id = body.pop("command_id", None)
     # Every answer names the command id (problems via request.state) once the body is
@@ -218,9 +255,7 @@ def post_command(
             SEAT_RULE,
         )
     request.state.command = str(body.get("type", ""))[:40]
-    command = command_from({**body, "seat": role})
-    result = execute_with_retries(store, game_id, command, f"{role}:{command_id}")
-    return command_answer(store, game_id, command_id, result, seat)
+    return seat, command_from({**body, "seat": role}), command_id
 
 
 def command_route() -> APIRoute:

@@ -101,6 +101,43 @@ class Append:
         return self.old_seq + len(self.rows)
 
 
+# -- what the write path asks of the database (writes.py; answered here or on_loop.py) -------
+@dataclass(frozen=True)
+class Read:
+    """The game's head and whether ``command_id`` was used (``append.read_head``)."""
+
+    game_id: str
+    command_id: str
+    lock: bool
+
+
+@dataclass(frozen=True)
+class Write:
+    """Store the append; answered with whether it stored anything."""
+
+    append: Append
+
+
+@dataclass(frozen=True)
+class ReadEvents:
+    """The stored rows ``first..last`` of a command seen before."""
+
+    game_id: str
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class ResetClock:
+    """The clock document changes without a row (the game's lock held)."""
+
+    game_id: str
+    clock: dict[str, Any] | None
+
+
+Request = Read | Write | ReadEvents | ResetClock
+
+
 # -- reading the head ------------------------------------------------------------------------
 #: PostgreSQL, after a lost race: lock first, then read. Under READ COMMITTED a statement
 #: that waited for the lock sees the winner's new games row but not its other rows, so
@@ -146,31 +183,45 @@ EVENTS_OF = (
 def read_head(conn: Connection, game_id: str, command_id: str, *, lock: bool = False) -> Any:
     """The game's head (:data:`READ_HEAD`'s row; ``None``: no such game); ``lock``: under
     the game's row lock, held until the transaction ends."""
-    params = {"b_game": game_id, "b_command": command_id}
     if conn.dialect.name != "postgresql":
+        params = {"b_game": game_id, "b_command": command_id}
         return conn.execute(READ_HEAD, params).first()
-    if not lock:
-        return _on_driver(conn, [(_sql(conn, READ_HEAD), params)])[0]
-    # one round trip: the read is queued behind the lock and runs once it is held
-    locked, head = _on_driver(
-        conn, [(_sql(conn, LOCK_GAME), params), (_sql(conn, READ_HEAD), params)]
-    )
-    return None if locked is None else head
+    return head_of(_on_driver(conn, pg_read(game_id, command_id, lock=lock)))
+
+
+def pg_read(game_id: str, command_id: str, *, lock: bool) -> list[tuple[str, dict[str, Any]]]:
+    """PostgreSQL's statements of a head's read: with ``lock``, the lock and the read,
+    sent as one pipeline (the read is queued behind the lock and runs once it is held)."""
+    params = {"b_game": game_id, "b_command": command_id}
+    read = (pg_sql(READ_HEAD), params)
+    return [(pg_sql(LOCK_GAME), params), read] if lock else [read]
+
+
+def head_of(rows: Sequence[Any]) -> Any:
+    """The head's row from the first rows of :func:`pg_read`'s statements."""
+    if len(rows) == 2 and rows[0] is None:  # no game row to lock
+        return None
+    return rows[-1]
 
 
 def events_of(conn: Connection, game_id: str, first: int, last: int) -> list[Any]:
     """The stored rows ``first..last`` of the game (a seen command's)."""
-    return conn.execute(EVENTS_OF, {"b_game": game_id, "b_first": first, "b_last": last}).all()
+    return conn.execute(EVENTS_OF, events_params(game_id, first, last)).all()
 
 
-_COMPILED: dict[tuple[type, int], str] = {}
+def events_params(game_id: str, first: int, last: int) -> dict[str, Any]:
+    return {"b_game": game_id, "b_first": first, "b_last": last}
 
 
-def _sql(conn: Connection, statement: ClauseElement) -> str:
-    """``statement`` as the driver's SQL text (compiled once per dialect)."""
-    key = (type(conn.dialect), id(statement))
+_COMPILED: dict[int, str] = {}
+_PG_DIALECT = postgresql.psycopg.dialect()  # type: ignore[attr-defined]
+
+
+def pg_sql(statement: ClauseElement) -> str:
+    """``statement`` as psycopg's SQL text (compiled once)."""
+    key = id(statement)
     if key not in _COMPILED:
-        _COMPILED[key] = str(statement.compile(dialect=conn.dialect))
+        _COMPILED[key] = str(statement.compile(dialect=_PG_DIALECT))
     return _COMPILED[key]
 
 
@@ -215,6 +266,12 @@ def write(conn: Connection, append: Append) -> bool:
 
 def _write_postgresql(conn: Connection, append: Append) -> bool:
     """One statement: every part hangs on ``moved``."""
+    return _on_driver(conn, [pg_append(append)])[0] is not None
+
+
+def pg_append(append: Append) -> tuple[str, dict[str, Any]]:
+    """PostgreSQL's one statement of ``append`` and its parameters (it answers a row
+    exactly when it stored)."""
     values = {f"g_{column}": _pg(value) for column, value in append.game.items()}
     params: dict[str, Any] = {
         "b_game": append.game_id,
@@ -234,8 +291,7 @@ def _write_postgresql(conn: Connection, append: Append) -> bool:
     for number, rider in enumerate(append.riders):
         params[f"r_{number}"] = Jsonb([_json_ready(row) for row in rider.rows])
     riders = tuple((rider.table, rider.columns) for rider in append.riders)
-    sql = _pg_statement(tuple(append.game), append.anchor is not None, riders)
-    return _on_driver(conn, [(sql, params)])[0] is not None
+    return _pg_statement(tuple(append.game), append.anchor is not None, riders), params
 
 
 _PG_STATEMENTS: dict[tuple[Any, ...], str] = {}

@@ -46,9 +46,11 @@ POOL_THREADS = 40
 #: thread's; a connection beyond them is opened and closed per use (a backend fork and
 #: an authentication each), so steady load opens none
 POOL_SIZE = POOL_THREADS + 2
-#: PostgreSQL connections a process may hold beside its pool: the notices' own
-#: (sending, listening)
-OWN_CONNECTIONS = NOTICE_CONNECTIONS
+#: PostgreSQL connections of the event loop's own pool: commands on the loop (on_loop.py)
+LOOP_CONNECTIONS = 16
+#: PostgreSQL connections a process may hold beside its pool: the notices' (sending,
+#: listening) and the event loop's
+OWN_CONNECTIONS = NOTICE_CONNECTIONS + LOOP_CONNECTIONS
 #: how long a SQLite connection waits for another's lock (busy timeout, WAL switch)
 SQLITE_BUSY_SECONDS = 30.0
 
@@ -169,7 +171,7 @@ class StoreCore:
             if phase == "commit":
                 raise OutcomeUnknown(unknown) from exc
             if phase == "work":
-                typed = self._typed(exc)
+                typed = self.typed(exc)
                 if game_id is not None and isinstance(typed, Conflict):
                     self.lost_race(game_id)
                 raise typed from exc
@@ -187,10 +189,12 @@ class StoreCore:
         except errors.CharlestonError:
             raise
         except DBAPIError as exc:
-            raise self._typed(exc) from exc
+            raise self.typed(exc) from exc
 
     @staticmethod
-    def _typed(exc: DBAPIError) -> errors.CharlestonError | DBAPIError:
+    def typed(exc: DBAPIError) -> errors.CharlestonError | DBAPIError:
+        """The store's error for a database failure before the commit (its sentence says
+        what was stored: nothing) or the failure itself when it is none of those."""
         if exc.connection_invalidated:
             return StoreUnavailable(
                 "The database connection was lost during the command; nothing was "

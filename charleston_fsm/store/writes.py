@@ -50,10 +50,11 @@ from ..engine.table import DONE, Table
 from ..engine.views import seat_view
 from . import append as statements
 from . import integrity
-from .append import Append, Head, Rider
+from .append import Append, Head, Read, ReadEvents, Request, ResetClock, Rider, Write
 from .chain import PASS_COMMAND_EVENTS, chained_rows
-from .core import Part, StoreCore
+from .core import LOOP_CONNECTIONS, Part, StoreCore
 from .errors import CommandIdConflict, Conflict, GameNotFound
+from .on_loop import OnLoop
 from .results import ExecuteResult
 from .rows import StoredEvent
 from .sealing import Sealing
@@ -63,43 +64,6 @@ MAX_COMMAND_ID = 128  # events.command_id, commands.command_id
 
 #: gives a write the rows of another table its statement carries (``None``: none)
 RiderSource = Callable[[Append], Rider | None]
-
-
-# -- what the path asks of the database ------------------------------------------------------
-@dataclass(frozen=True)
-class Read:
-    """The game's head and whether ``command_id`` was used (``append.read_head``)."""
-
-    game_id: str
-    command_id: str
-    lock: bool
-
-
-@dataclass(frozen=True)
-class Write:
-    """Store the append; answered with whether it stored anything."""
-
-    append: Append
-
-
-@dataclass(frozen=True)
-class ReadEvents:
-    """The stored rows ``first..last`` of a command seen before."""
-
-    game_id: str
-    first: int
-    last: int
-
-
-@dataclass(frozen=True)
-class ResetClock:
-    """The clock document changes without a row (the game's lock held)."""
-
-    game_id: str
-    clock: dict[str, Any] | None
-
-
-Request = Read | Write | ReadEvents | ResetClock
 
 
 @dataclass(frozen=True)
@@ -135,6 +99,7 @@ class Writes(Part):
         self.tamper = tamper
         self.sealing = Sealing(tamper.seal)
         self.riders: list[RiderSource] = []
+        self._on_loop: OnLoop | None = None
 
     # -- the writers ------------------------------------------------------------------------
     def execute(
@@ -146,6 +111,46 @@ class Writes(Part):
         then (``duplicate=True``) and writes nothing; with another command it raises
         :class:`CommandIdConflict`. Refusals raise the engine's error and write nothing.
         """
+        plan, command_id, unknown = self._command(game_id, command, command_id)
+        written = self._run(plan, game_id, unknown)
+        assert written is not None  # only the clock's writer can find nothing to do
+        return written.result
+
+    async def execute_on_loop(
+        self, game_id: str, command: Command | Mapping[str, Any], command_id: str | None = None
+    ) -> ExecuteResult:
+        """:meth:`execute` on the running event loop, without a thread (PostgreSQL only,
+        :attr:`on_loop_ready`): the same path, answered on async connections
+        (``on_loop.py``)."""
+        plan, command_id, unknown = self._command(game_id, command, command_id)
+        try:
+            written = await self.on_loop.run(plan, game_id, unknown)
+        except BaseException:
+            self.core.served.forget(game_id)
+            raise
+        self.after_commit(written)
+        return written.result  # type: ignore[no-any-return]
+
+    @property
+    def on_loop_ready(self) -> bool:
+        """Whether :meth:`execute_on_loop` serves this database (PostgreSQL)."""
+        return self.core.dialect == "postgresql"
+
+    @property
+    def on_loop(self) -> OnLoop:
+        if self._on_loop is None:
+            self._on_loop = OnLoop(self.core, LOOP_CONNECTIONS)
+        return self._on_loop
+
+    def close_on_loop(self) -> None:
+        """Close the event loop's idle connections (``dispose`` does it too)."""
+        if self._on_loop is not None:
+            self._on_loop.pool.close_now()
+
+    def _command(
+        self, game_id: str, command: Command | Mapping[str, Any], command_id: str | None
+    ) -> tuple[Generator[Request, Any, Written | None], str, str]:
+        """The plan of a command, its id and what a cut-off commit tells."""
         cmd = _parse(command)
         command_id = _checked_id(command_id)
         unknown = (
@@ -158,10 +163,7 @@ class Writes(Part):
             return self._through_chart(head, cmd, now)
 
         doc = cmd.model_dump(mode="json")
-        plan = self._plan(game_id, command_id, doc, decide, cached=True)
-        written = self._run(plan, game_id, unknown)
-        assert written is not None  # only the clock's writer can find nothing to do
-        return written.result
+        return self._plan(game_id, command_id, doc, decide, cached=True), command_id, unknown
 
     def annotate(
         self, game_id: str, annotation: Annotation, command_id: str | None = None
