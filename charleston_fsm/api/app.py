@@ -41,6 +41,9 @@ from .responses import FastJSONResponse
 API_VERSION = "v1"
 MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
 PLATFORM_KEY_ENV = "CHARLESTON_PLATFORM_KEY"
+#: "0": a seat's command on PostgreSQL runs in a worker thread, as before the write path
+#: ran on the event loop (docs/performance.md compares the two)
+ON_LOOP_ENV = "CHARLESTON_COMMANDS_ON_LOOP"
 
 
 @asynccontextmanager
@@ -103,6 +106,9 @@ def create_app(
     app.state.bots = BotRunner(store, notifier)
     app.state.platform_key = platform_key
     app.state.clock_interval = clock_interval
+    app.state.commands_on_loop = (
+        store.writes.on_loop_ready and os.environ.get(ON_LOOP_ENV, "1") != "0"
+    )
     app.state.roles = {}  # (game id, token digest) -> role
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(RequestContext)  # outermost: it sees every answer

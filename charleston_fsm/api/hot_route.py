@@ -9,7 +9,7 @@ first in the app, that does what that machinery concludes for the one body that 
 (a JSON object sent as ``application/json``): the token first, then the body parsed by
 orjson, then the declared endpoint with the arguments FastAPI would give it: in a worker
 thread, or on the event loop itself (its ``on_loop`` twin) when the store runs commands
-there (PostgreSQL, ``store.writes.on_loop_ready``). Every other body (no content type,
+there (PostgreSQL: ``app.state.commands_on_loop``). Every other body (no content type,
 another type, malformed JSON, not an object, anything orjson reads differently from
 ``json``) goes to FastAPI's own handler of the declared route, so those refusals are
 FastAPI's exactly. The declared route stays the one in the OpenAPI document, and answers
@@ -64,7 +64,7 @@ def hot_route(declared: APIRoute, prefix: str) -> Route:
         if body is None:  # FastAPI's handler reads the same body from the request's cache
             return await fastapi_handler(request)
         values = {name: ARGUMENTS[name](request, body) for name in names}
-        if on_loop is not None and request.app.state.store.writes.on_loop_ready:
+        if on_loop is not None and request.app.state.commands_on_loop:
             return await on_loop(**values)  # type: ignore[no-any-return]
         return await run_in_threadpool(endpoint, **values)  # type: ignore[no-any-return]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from .load import (
     create_tables,
     health_sender,
 )
+from .raw_client import RawClient
 from .server import ServeProcess
 
 RATE_TARGET = 300.0
@@ -74,37 +75,42 @@ async def _measure(
         return lambda step: on_step(label, step) if on_step else None
 
     counter = SessionCounter(database) if database.is_postgres else None
+    raw = RawClient("127.0.0.1", server.port)
     try:
         async with client_for(server.base_url) as client:
             slots = await create_tables(client, max(plan.tables))
-            health = await climb(
-                health_sender(client),
+        health = await climb(
+            health_sender(raw),
+            plan.rates,
+            plan.seconds,
+            poisson=plan.poisson,
+            on_step=report("/healthz"),
+            cpu=server.cpu_seconds,
+            loop_cpu=server.loop_cpu_seconds,
+        )
+        ladders: list[tuple[int, Ladder]] = []
+        for tables in plan.tables:
+            active = slots[: tables * 3]
+            ladder = await climb(
+                command_sender(raw, active),
                 plan.rates,
                 plan.seconds,
                 poisson=plan.poisson,
-                on_step=report("/healthz"),
+                on_step=report(f"{tables} tables"),
                 cpu=server.cpu_seconds,
                 loop_cpu=server.loop_cpu_seconds,
+                sessions=counter.opened if counter else None,
             )
-            ladders: list[tuple[int, Ladder]] = []
-            for tables in plan.tables:
-                active = slots[: tables * 3]
-                ladder = await climb(
-                    command_sender(client, active),
-                    plan.rates,
-                    plan.seconds,
-                    poisson=plan.poisson,
-                    on_step=report(f"{tables} tables"),
-                    cpu=server.cpu_seconds,
-                    loop_cpu=server.loop_cpu_seconds,
-                    sessions=counter.opened if counter else None,
-                )
-                ladders.append((tables, ladder))
+            ladders.append((tables, ladder))
     finally:
         sampler.cancel()
+        await raw.aclose()
         if counter:
             counter.close()
-    figures = [_rate_figure(database, tables, ladder, health) for tables, ladder in ladders]
+    processes = plan.workers or 1
+    figures = [
+        _rate_figure(database, tables, ladder, health, processes) for tables, ladder in ladders
+    ]
     figures.append(
         Figure(
             row="memory",
@@ -140,11 +146,15 @@ class SessionCounter:
         self._conn.close()
 
 
-def _rate_figure(database: Database, tables: int, ladder: Ladder, health: Ladder) -> Figure:
+def _rate_figure(
+    database: Database, tables: int, ladder: Ladder, health: Ladder, processes: int
+) -> Figure:
+    served = f"{processes} serve processes" if processes > 1 else "one serve process"
     return Figure(
         row="http",
         database=database.name,
-        name=f"HTTP, {tables:,} active tables, highest rate with p99 ≤ {P99_LIMIT_MS:.0f} ms",
+        name=f"HTTP, {served}, {tables:,} active tables, highest rate with p99 ≤ "
+        f"{P99_LIMIT_MS:.0f} ms",
         value=ladder.best,
         unit="/s",
         floor=health.best,
@@ -155,6 +165,11 @@ def _rate_figure(database: Database, tables: int, ladder: Ladder, health: Ladder
             "server_cpu_ms_per_command": _cpu_per_request(ladder),
             "server_loop_cpu_ms_per_command": _cpu_per_request(ladder, loop=True),
             "server_cpu_ms_per_healthz": _cpu_per_request(health),
+            "client_cpu_ms_per_command": _median(s.client_cpu_ms for s in ladder.steps),
+            "client_core_share_at_best": next(
+                (s.client_core_share for s in ladder.steps if s.rate == ladder.best), None
+            ),
+            "processes": processes,
             "steps": [s.to_dict() for s in ladder.steps],
             "healthz_steps": [s.to_dict() for s in health.steps],
         },
@@ -173,6 +188,9 @@ def _at(health: Ladder, rate: float) -> str:
 def _cpu_per_request(ladder: Ladder, *, loop: bool = False) -> float | None:
     """The server's CPU ms per request (``loop``: its event loop threads'), the median
     over the steps that measured it."""
-    measured = (s.server_loop_cpu_ms if loop else s.server_cpu_ms for s in ladder.steps)
-    known = sorted(ms for ms in measured if ms is not None)
+    return _median(s.server_loop_cpu_ms if loop else s.server_cpu_ms for s in ladder.steps)
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    known = sorted(v for v in values if v is not None)
     return known[(len(known) - 1) // 2] if known else None

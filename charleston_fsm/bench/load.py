@@ -2,25 +2,33 @@
 
 Requests leave at scheduled times (even or Poisson arrivals) and each latency is measured
 from its scheduled time, not from when it was sent, so a slow server is charged for the
-queue it causes (no coordinated omission). Commands are legal by construction: East,
-South and West of each table confirm and withdraw their first pass in turn (never North,
-so the pass never resolves), and a seat has at most one command in flight.
+queue it causes (no coordinated omission). The tables are created with httpx; the load
+is sent by :mod:`.raw_client` (prebuilt request bytes, answers parsed by httptools), and
+each step reports the generator's own CPU beside the server's. Commands are legal by
+construction: East, South and West of each table confirm and withdraw their first pass in
+turn (never North, so the pass never resolves), and a seat has at most one command in
+flight.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import httptools
 import httpx
+import orjson
 
 from ..engine.seats import Seat
 from ..engine.table import Table
 from ..engine.tiles import Deal, is_joker
+from . import raw_client
 from .figures import percentile
+from .raw_client import RawClient
 
 P99_LIMIT_MS = 50.0
 ERROR_LIMIT = 0.01  # a step with more failed requests than this fails too
@@ -43,6 +51,10 @@ class Step:
     #: worker threads running the store and the views, and the service's own threads)
     server_loop_cpu_ms: float | None = None
     sessions_opened: int | None = None  # PostgreSQL sessions opened during the step
+    #: the load generator's own CPU per request, and its share of one core during the
+    #: step: near 1.0 the generator, not the server, would be what limits the rate
+    client_cpu_ms: float | None = None
+    client_core_share: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -75,6 +87,19 @@ class Slot:
     busy: bool = False
     broken: bool = False
 
+    def request(self) -> bytes:
+        """The bytes of the seat's next command: confirm its pass, or withdraw it."""
+        body: dict[str, Any] = (
+            {"type": "withdraw_pass"}
+            if self.confirmed
+            else {"type": "confirm_pass", "tiles": self.tiles}
+        )
+        return raw_client.post(
+            f"/v1/games/{self.game_id}/commands",
+            orjson.dumps(body),
+            {"Authorization": f"Bearer {self.token}"},
+        )
+
 
 async def create_tables(client: httpx.AsyncClient, count: int, parallel: int = 16) -> list[Slot]:
     """``count`` games; three slots each, whose tiles come from the seeded deal."""
@@ -99,11 +124,10 @@ async def create_tables(client: httpx.AsyncClient, count: int, parallel: int = 1
     return [slot for table in tables for slot in table]
 
 
-def command_sender(
-    client: httpx.AsyncClient, slots: Sequence[Slot]
-) -> Callable[[], Awaitable[str | None]]:
+def command_sender(client: RawClient, slots: Sequence[Slot]) -> Callable[[], Awaitable[str | None]]:
     """Each call sends the next idle seat's command; returns None or what went wrong."""
     turn = iter(range(10**12))
+    built = {(id(slot), confirmed): b"" for slot in slots for confirmed in (False, True)}
 
     async def send() -> str | None:
         for _ in range(len(slots)):
@@ -112,39 +136,35 @@ def command_sender(
                 break
         else:
             return "no idle seat: every seat has a command in flight"
-        body: dict[str, Any] = (
-            {"type": "withdraw_pass"}
-            if slot.confirmed
-            else {"type": "confirm_pass", "tiles": slot.tiles}
-        )
+        key = (id(slot), slot.confirmed)
+        if not built[key]:
+            built[key] = slot.request()
         slot.busy = True
         try:
-            answer = await client.post(
-                f"/v1/games/{slot.game_id}/commands",
-                json=body,
-                headers={"Authorization": f"Bearer {slot.token}"},
-            )
-        except httpx.HTTPError as exc:
+            status, body = await client.request(built[key])
+        except (OSError, httptools.HttpParserError) as exc:
             slot.broken = True  # its state is unknown now
             return f"{type(exc).__name__}: {exc}"
         finally:
             slot.busy = False
-        if answer.status_code != 200:
+        if status != 200:
             slot.broken = True
-            return f"{answer.status_code}: {answer.text[:200]}"
+            return raw_client.describe(status, body)
         slot.confirmed = not slot.confirmed
         return None
 
     return send
 
 
-def health_sender(client: httpx.AsyncClient) -> Callable[[], Awaitable[str | None]]:
+def health_sender(client: RawClient) -> Callable[[], Awaitable[str | None]]:
+    request = raw_client.get("/healthz")
+
     async def send() -> str | None:
         try:
-            answer = await client.get("/healthz")
-        except httpx.HTTPError as exc:
+            status, body = await client.request(request)
+        except (OSError, httptools.HttpParserError) as exc:
             return f"{type(exc).__name__}: {exc}"
-        return None if answer.status_code == 200 else f"{answer.status_code}"
+        return None if status == 200 else raw_client.describe(status, body)
 
     return send
 
@@ -177,6 +197,7 @@ async def offer(
             failures.append(problem)
 
     count = max(1, round(rate * seconds))
+    own_before, wall_before = time.process_time(), time.perf_counter()
     cpu_before = cpu() if cpu else 0.0
     loop_before = loop_cpu() if loop_cpu else 0.0
     sessions_before = sessions() if sessions else 0
@@ -189,6 +210,7 @@ async def offer(
         tasks.append(asyncio.create_task(one(at)))
         at += rng.expovariate(rate) if poisson else 1 / rate
     await asyncio.gather(*tasks)
+    own, wall = time.process_time() - own_before, time.perf_counter() - wall_before
     cpu_ms = (cpu() - cpu_before) * 1e3 / count if cpu else None
     loop_ms = (loop_cpu() - loop_before) * 1e3 / count if loop_cpu else None
     opened = sessions() - sessions_before if sessions else None
@@ -204,6 +226,8 @@ async def offer(
         server_cpu_ms=cpu_ms,
         server_loop_cpu_ms=loop_ms,
         sessions_opened=opened,
+        client_cpu_ms=own * 1e3 / count,
+        client_core_share=own / wall if wall else None,
     )
 
 

@@ -134,6 +134,11 @@ def _measure(
             cpu += f" ({step.server_loop_cpu_ms:.2f} on the event loop)"
         if step.sessions_opened is not None:
             cpu += f", {step.sessions_opened} sessions opened"
+        if step.client_cpu_ms is not None and step.client_core_share is not None:
+            cpu += (
+                f"; the generator {step.client_cpu_ms:.2f} ms each, "
+                f"{step.client_core_share:.0%} of a core"
+            )
         say(f"{database.name} HTTP {label}: {step.rate:.0f}/s → p99 {step.p99_ms:.1f} ms{cpu}")
 
     if {"http", "memory"} & set(settings.rows):

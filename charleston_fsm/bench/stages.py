@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import statistics
 import time
 from collections import defaultdict
@@ -35,6 +36,7 @@ from ..engine.seats import Seat
 from ..engine.table import Table
 from ..store import GameStore, append, writes
 from ..store.core import StoreCore
+from ..store.on_loop import OnLoop
 from .databases import Database
 from .store_rows import toggle
 
@@ -51,12 +53,14 @@ WRAPPED: tuple[tuple[str, Any, str], ...] = (
     ("rows + hash chain", writes, "chained_rows"),
     ("snapshot of the table", Table, "snapshot"),
     ("write (round trip)", append, "write"),
+    ("read / write on the event loop (round trips)", OnLoop, "_answer"),
     ("view: allowed_commands", Table, "allowed_commands"),
     ("notify (in-process fan-out)", Notifier, "publish"),
     ("serialise (events, orjson)", routes_games, "event_out"),
     ("serialise (events, orjson)", FastJSONResponse, "render"),
     ("store: the command's own work", writes.Writes, "_through_chart"),
     ("store: the command's own work", writes.Writes, "_append"),
+    ("store: transaction on the event loop (pool, BEGIN, COMMIT)", OnLoop, "run"),
 )
 #: (stage, part of the store, method)
 ON_THE_STORE = (
@@ -74,9 +78,9 @@ def targets(store: GameStore) -> tuple[tuple[str, Any, str], ...]:
 #: the stages in the order they are printed (roughly the order a command meets them)
 STAGES = tuple(
     dict.fromkeys(
-        [stage for stage, _, _ in WRAPPED[:9]]
+        [stage for stage, _, _ in WRAPPED[:10]]
         + [ON_THE_STORE[0][0]]
-        + [stage for stage, _, _ in WRAPPED[9:]]
+        + [stage for stage, _, _ in WRAPPED[10:]]
         + [ON_THE_STORE[1][0]]
     )
 )
@@ -92,23 +96,43 @@ class StageClock:
     _stack: list[list[float]] = field(default_factory=list)
 
     def wrap(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` charged to ``stage``; a coroutine function from its start to its end
+        (one request runs at a time, so what runs meanwhile on the loop is its own)."""
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                started = self._enter()
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    self._leave(stage, *started)
+
+            return timed_async
+
         @functools.wraps(fn)
         def timed(*args: Any, **kwargs: Any) -> Any:
-            children = [0.0, 0.0]
-            self._stack.append(children)
-            cpu, wall = time.thread_time(), time.perf_counter()
+            started = self._enter()
             try:
                 return fn(*args, **kwargs)
             finally:
-                spent_cpu, spent_wall = time.thread_time() - cpu, time.perf_counter() - wall
-                self._stack.pop()
-                self.cpu[stage] += spent_cpu - children[0]
-                self.wall[stage] += spent_wall - children[1]
-                if self._stack:
-                    self._stack[-1][0] += spent_cpu
-                    self._stack[-1][1] += spent_wall
+                self._leave(stage, *started)
 
         return timed
+
+    def _enter(self) -> tuple[list[float], float, float]:
+        children = [0.0, 0.0]
+        self._stack.append(children)
+        return children, time.thread_time(), time.perf_counter()
+
+    def _leave(self, stage: str, children: list[float], cpu: float, wall: float) -> None:
+        spent_cpu, spent_wall = time.thread_time() - cpu, time.perf_counter() - wall
+        self._stack.pop()
+        self.cpu[stage] += spent_cpu - children[0]
+        self.wall[stage] += spent_wall - children[1]
+        if self._stack:
+            self._stack[-1][0] += spent_cpu
+            self._stack[-1][1] += spent_wall
 
     def reset(self) -> None:
         self.cpu.clear()
