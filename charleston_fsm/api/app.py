@@ -61,7 +61,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(clock.stop)
         await app.state.bots.stop_all()
         await run_in_threadpool(notifier.stop)
-        app.state.store.writes.close_on_loop()
+        if app.state.store.core.on_loop is not None:  # the loop's connections end with it
+            app.state.store.core.on_loop.pool.close_now()
 
 
 def create_app(

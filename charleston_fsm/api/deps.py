@@ -77,14 +77,20 @@ def authenticate(request: Request, game_id: str) -> str:
         if role is None and could_exist(game_id) and round_director_opens(store, game_id, digest):
             role = "director"  # the round's token directs each of its tables
         if role is not None:  # a game's credentials never change: remember the role
-            if len(roles) >= ROLE_CACHE_SIZE:
-                roles.clear()
-            roles[(game_id, digest)] = role
+            remember(request, game_id, digest, role)
     if role is None:
         store.registry.last_seq(game_id)
         raise unauthorized("invalid_token", "This token does not open this game.")
     request.state.role = role
     return role
+
+
+def remember(request: Request, game_id: str, digest: str, role: str) -> None:
+    """Keep a token's role in a game (credentials never change), bounded."""
+    roles: dict[tuple[str, str], str] = request.app.state.roles
+    if len(roles) >= ROLE_CACHE_SIZE:
+        roles.clear()
+    roles[(game_id, digest)] = role
 
 
 def role_remembered(request: Request) -> bool:
@@ -127,11 +133,28 @@ def token_first(guard: Callable[[Request], object]) -> Callable[[Endpoint], Endp
 
 async def run_guard(guard: Callable[[Request], object], request: Request) -> None:
     """Run a token guard: on the event loop when the token's role is remembered (it reads
-    no store then: one thread hand-off fewer per request), else in a thread."""
+    no store then: one thread hand-off fewer per request), else in a thread. Where the
+    store runs commands on the loop (PostgreSQL), a token of a game's own credentials is
+    looked up there first, so its first command needs no thread either."""
+    if not role_remembered(request) and request.app.state.commands_on_loop:
+        await _learn_role_on_loop(request)
     if role_remembered(request):
         guard(request)
     else:
         await run_in_threadpool(guard, request)  # guards may read the store
+
+
+async def _learn_role_on_loop(request: Request) -> None:
+    """Remember the bearer's role in the path's game when the game's credentials name it
+    (anything else, a round director's token or none, is the threaded guard's to judge)."""
+    token = bearer_token(request)
+    game_id = request.path_params.get("game_id")
+    if token is None or game_id is None:
+        return
+    digest = token_hash(token)
+    role = await request.app.state.store.registry.role_for_on_loop(game_id, digest)
+    if role is not None:
+        remember(request, game_id, digest, role)
 
 
 class TokenFirstRoute(APIRoute):

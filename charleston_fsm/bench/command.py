@@ -22,6 +22,9 @@ def bench_command(
         help="A PostgreSQL server; the bench creates a scratch database there and drops it.",
     ),
     sqlite_only: bool = typer.Option(False, "--sqlite-only", help="Skip PostgreSQL."),
+    postgres_only: bool = typer.Option(
+        False, "--postgres-only", help="Skip SQLite (with --workers N above 1, say)."
+    ),
     games: int | None = typer.Option(
         None, "--games", min=1, help="Games for verify + audit (default 10,000; --quick 6)."
     ),
@@ -77,7 +80,11 @@ def bench_command(
         "workers": workers,
         "poisson": poisson,
         "breakdown": breakdown,
-        "databases": ("SQLite",) if sqlite_only else ("SQLite", "PostgreSQL"),
+        "databases": ("SQLite",)
+        if sqlite_only
+        else ("PostgreSQL",)
+        if postgres_only
+        else ("SQLite", "PostgreSQL"),
     }
     changes |= {k: v for k, v in (("games", games), ("repeat", repeat)) if v is not None}
     plan = LoadPlan.quick() if quick else LoadPlan()

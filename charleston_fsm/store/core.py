@@ -94,6 +94,8 @@ class StoreCore:
         #: after-commit notices, here and to other processes (``notices.py``)
         self.notices = Notices(self.url)
         self.notices.listen(self.served.forget, on_gap=self.served.clear)
+        #: the event loop's connections (PostgreSQL; ``on_loop.OnLoop.of``), made on use
+        self.on_loop: Any = None
         self._anchor_key = anchor_key
         #: asked when a command's insert lost a race: a row stored beyond the game's head
         #: must quarantine the game instead (``CheckedReads.refuse_beyond_head``)
@@ -235,8 +237,11 @@ class StoreCore:
         return table
 
     def dispose(self) -> None:
-        """Send the notices not yet sent, close every pooled connection and the notices'."""
+        """Send the notices not yet sent, close every pooled connection, the notices' and
+        the event loop's idle ones."""
         self.notices.close()
+        if self.on_loop is not None:
+            self.on_loop.pool.close_now()
         self.engine.dispose()
 
     # -- schema -------------------------------------------------------------------------

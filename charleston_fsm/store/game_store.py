@@ -72,7 +72,6 @@ class GameStore:
         """Close every pooled connection (call before forking, or when done), once the
         seals under way are written and the notices sent."""
         self.writes.wait_for_seals()
-        self.writes.close_on_loop()
         self.core.dispose()
 
     close = dispose

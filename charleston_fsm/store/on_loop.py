@@ -36,7 +36,7 @@ from sqlalchemy.exc import DBAPIError
 from ..engine import errors
 from . import append as statements
 from .append import Read, ReadEvents, Write
-from .core import StoreCore
+from .core import LOOP_CONNECTIONS, StoreCore
 from .errors import Conflict, OutcomeUnknown
 
 
@@ -113,12 +113,39 @@ def _alive(conn: psycopg.AsyncConnection[Any]) -> bool:
 
 
 class OnLoop:
-    """Runs the write path's plans on the event loop over a :class:`LoopPool`."""
+    """Runs the write path's plans (and small reads) on the event loop over a
+    :class:`LoopPool`; one per store core (:meth:`of`)."""
 
-    def __init__(self, core: StoreCore, size: int) -> None:
+    def __init__(self, core: StoreCore, size: int = LOOP_CONNECTIONS) -> None:
         assert core.notices.dsn is not None, "PostgreSQL only"
         self.core = core
         self.pool = LoopPool(core.notices.dsn, size)
+
+    @classmethod
+    def of(cls, core: StoreCore) -> OnLoop:
+        """The core's one instance, made on first use."""
+        if core.on_loop is None:
+            core.on_loop = cls(core)
+        return core.on_loop  # type: ignore[no-any-return]
+
+    async def fetch_value(self, sql: str, params: dict[str, Any]) -> Any:
+        """The first column of the first row of a read (``None``: no row), in a
+        transaction of its own that writes nothing."""
+        conn = await self.pool.take()
+        try:
+            cursor = conn.cursor()
+            await cursor.execute(sql, params, prepare=True)
+            row = await cursor.fetchone()
+            await conn.rollback()
+            return None if row is None else row[0]
+        except psycopg.Error as exc:
+            raise StoreCore.typed(
+                DBAPIError.instance(
+                    sql, params, exc, psycopg.Error, connection_invalidated=conn.broken
+                )
+            ) from exc
+        finally:
+            await self.pool.give(conn)
 
     async def run(self, plan: Generator[Any, Any, Any], game_id: str, unknown: str) -> Any:
         """``plan`` in one transaction on a connection of the pool; its result."""

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, bindparam, insert, select
 
 from ..engine import clocks
 from ..engine.rulesets import get_ruleset
@@ -27,16 +27,20 @@ from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
 from ..engine.tiles import Deal
 from . import integrity
-from .append import Head
+from .append import Head, pg_sql
 from .chain import event_row
 from .core import Part
 from .errors import GameNotFound, InvalidGameSetup
 from .hashing import GENESIS, utc
 from .models import AnchorRow, CredentialRow, EventRow, GameRow, ProjectionRow
+from .on_loop import OnLoop
 from .reads import check_could_exist, could_exist
 from .results import GameSummary
 
 ROLES = frozenset([*(s.value for s in SEATS), "director"])
+_ROLE = select(CredentialRow.role).where(
+    CredentialRow.game_id == bindparam("b_game"), CredentialRow.token_hash == bindparam("b_token")
+)
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -235,11 +239,14 @@ class GameRegistry(Part):
         if not could_exist(game_id):
             return None
         with self._reading() as conn:
-            return conn.execute(
-                select(CredentialRow.role).where(
-                    CredentialRow.game_id == game_id, CredentialRow.token_hash == token_hash
-                )
-            ).scalar()
+            return conn.execute(_ROLE, {"b_game": game_id, "b_token": token_hash}).scalar()
+
+    async def role_for_on_loop(self, game_id: str, token_hash: str) -> str | None:
+        """:meth:`role_for` on the running event loop, without a thread (PostgreSQL)."""
+        if not could_exist(game_id):
+            return None
+        params = {"b_game": game_id, "b_token": token_hash}
+        return await OnLoop.of(self.core).fetch_value(pg_sql(_ROLE), params)  # type: ignore[no-any-return]
 
     def games(self) -> list[GameSummary]:
         with self._reading() as conn:

@@ -52,7 +52,7 @@ from . import append as statements
 from . import integrity
 from .append import Append, Head, Read, ReadEvents, Request, ResetClock, Rider, Write
 from .chain import PASS_COMMAND_EVENTS, chained_rows
-from .core import LOOP_CONNECTIONS, Part, StoreCore
+from .core import Part, StoreCore
 from .errors import CommandIdConflict, Conflict, GameNotFound
 from .on_loop import OnLoop
 from .results import ExecuteResult
@@ -99,7 +99,6 @@ class Writes(Part):
         self.tamper = tamper
         self.sealing = Sealing(tamper.seal)
         self.riders: list[RiderSource] = []
-        self._on_loop: OnLoop | None = None
 
     # -- the writers ------------------------------------------------------------------------
     def execute(
@@ -138,14 +137,7 @@ class Writes(Part):
 
     @property
     def on_loop(self) -> OnLoop:
-        if self._on_loop is None:
-            self._on_loop = OnLoop(self.core, LOOP_CONNECTIONS)
-        return self._on_loop
-
-    def close_on_loop(self) -> None:
-        """Close the event loop's idle connections (``dispose`` does it too)."""
-        if self._on_loop is not None:
-            self._on_loop.pool.close_now()
+        return OnLoop.of(self.core)
 
     def _command(
         self, game_id: str, command: Command | Mapping[str, Any], command_id: str | None
