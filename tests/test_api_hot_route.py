@@ -101,12 +101,12 @@ def test_each_kind_of_body_over_http(sqlite_url: str, tmp_path: Path) -> None:
 
 
 async def _answers(
-    url: str, *, hot: bool, threads: list[str] | None = None
+    url: str, *, hot: bool, threads: list[str] | None = None, on_loop: bool | None = None
 ) -> list[tuple[Any, ...]]:
     """What the app answers to :func:`bodies`, in order, on a new game of seed 3;
     ``threads``: gets the name of each thread a command was decided in."""
     store = GameStore(url)
-    app = create_app(store, notifier=Notifier(), clock_interval=None)
+    app = create_app(store, notifier=Notifier(), clock_interval=None, commands_on_loop=on_loop)
     if not hot:  # the hot route is the first route of the app
         assert app.router.routes[0].name == "post_command"
         del app.router.routes[0]
@@ -159,12 +159,13 @@ def test_the_hot_route_answers_as_fastapi_does(sqlite_url: str, tmp_path: Path) 
 def test_on_postgresql_the_command_runs_on_the_event_loop_and_answers_the_same(
     pg_url: str,
 ) -> None:
-    """The hot route decides and stores a command on the event loop's own thread (no
-    hand-off to a worker thread), and answers every body as FastAPI's threaded route."""
+    """With commands on the loop, the hot route decides and stores a command on the event
+    loop's own thread (no hand-off to a worker thread), and answers every body as
+    FastAPI's threaded route."""
     on_loop: list[str] = []
     in_threads: list[str] = []
-    hot = asyncio.run(_answers(pg_url, hot=True, threads=on_loop))
-    reference = asyncio.run(_answers(pg_url, hot=False, threads=in_threads))
+    hot = asyncio.run(_answers(pg_url, hot=True, threads=on_loop, on_loop=True))
+    reference = asyncio.run(_answers(pg_url, hot=False, threads=in_threads, on_loop=True))
     for got, expected in zip(hot, reference, strict=True):
         assert got == expected, got[0]
     # the JSON objects the hot route takes are decided on the loop; the bodies it leaves to

@@ -288,15 +288,24 @@ def _judge_http(
     return code, stored
 
 
-@pytest.mark.parametrize("kind", KINDS)
+#: a server runs a seat's command in a worker thread, or (opt-in) on its event loop
+WHERE = {
+    "threads": {"CHARLESTON_COMMANDS_ON_LOOP": "0"},
+    "loop": {"CHARLESTON_COMMANDS_ON_LOOP": "1"},
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "where"), [("ordinary", "threads"), ("resolving", "threads"), ("resolving", "loop")]
+)
 def test_http_server_connection_killed_at_each_statement(
-    pg_store: GameStore, pg_url: str, pg_admin_url: str, tmp_path: Path, kind: str
+    pg_store: GameStore, pg_url: str, pg_admin_url: str, tmp_path: Path, kind: str, where: str
 ) -> None:
     """The server is stopped at each statement (behind a lock the test holds) and its
     connection terminated there: 503 store_unavailable, nothing stored, retry stores once."""
     database = make_url(pg_url).database
     assert database is not None
-    with running(pg_url, tmp_path) as server, ThreadPoolExecutor(1) as pool:
+    with running(pg_url, tmp_path, env=WHERE[where]) as server, ThreadPoolExecutor(1) as pool:
         for statement, lock in LOCKS:
             game, body, rows = _http_game(server, kind)
             with psycopg.connect(libpq(pg_url)) as holder:
@@ -309,13 +318,14 @@ def test_http_server_connection_killed_at_each_statement(
             game.close()
 
 
+@pytest.mark.parametrize("where", list(WHERE))
 @pytest.mark.parametrize("lose", ["reply", "request"])
 def test_http_commit_answer_lost(
-    pg_store: GameStore, relay: LossyRelay, tmp_path: Path, lose: str
+    pg_store: GameStore, relay: LossyRelay, tmp_path: Path, lose: str, where: str
 ) -> None:
     """The server's wire breaks around its COMMIT: 503 outcome_unknown with the command
     id, whether or not the database committed; the retry tells which."""
-    with running(relay.url(), tmp_path) as server:
+    with running(relay.url(), tmp_path, env=WHERE[where]) as server:
         game, body, rows = _http_game(server, "resolving")
         relay.arm(lose)  # type: ignore[arg-type]
         response = _send(game, body)

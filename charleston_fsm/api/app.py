@@ -41,8 +41,9 @@ from .responses import FastJSONResponse
 API_VERSION = "v1"
 MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
 PLATFORM_KEY_ENV = "CHARLESTON_PLATFORM_KEY"
-#: "0": a seat's command on PostgreSQL runs in a worker thread, as before the write path
-#: ran on the event loop (docs/performance.md compares the two)
+#: "1": a seat's command on PostgreSQL runs on the event loop (psycopg's async
+#: connections) instead of a worker thread; off by default: on the shared 2-core machine
+#: it cost as much CPU and answered later (docs/performance.md, "Where a command runs")
 ON_LOOP_ENV = "CHARLESTON_COMMANDS_ON_LOOP"
 
 
@@ -72,12 +73,15 @@ def create_app(
     notifier: Notifier | None = None,
     max_body_bytes: int | None = None,
     clock_interval: float | None = CLOCK_INTERVAL,
+    commands_on_loop: bool | None = None,
 ) -> FastAPI:
     """The service over ``store`` (default: ``GameStore()`` from ``$CHARLESTON_DATABASE_URL``).
 
     ``max_body_bytes`` bounds request bodies (default: ``$CHARLESTON_MAX_BODY_BYTES``,
     else 64 KiB). ``clock_interval``: seconds between the clock worker's polls
-    (``None``: no worker in this process).
+    (``None``: no worker in this process). ``commands_on_loop``: run seats' commands on
+    the event loop where the store can (PostgreSQL; default: ``$CHARLESTON_COMMANDS_ON_LOOP``
+    is ``1``).
     """
     if store is None:
         store = GameStore()
@@ -107,9 +111,9 @@ def create_app(
     app.state.bots = BotRunner(store, notifier)
     app.state.platform_key = platform_key
     app.state.clock_interval = clock_interval
-    app.state.commands_on_loop = (
-        store.writes.on_loop_ready and os.environ.get(ON_LOOP_ENV, "1") != "0"
-    )
+    if commands_on_loop is None:
+        commands_on_loop = os.environ.get(ON_LOOP_ENV, "0") == "1"
+    app.state.commands_on_loop = commands_on_loop and store.writes.on_loop_ready
     app.state.roles = {}  # (game id, token digest) -> role
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(RequestContext)  # outermost: it sees every answer
