@@ -24,10 +24,11 @@ How a write goes (an optimistic append with an expected seq, as event stores wri
    to other processes batched) and a game the write finished is sealed (``sealing.py``).
 
 The path itself is :meth:`Writes._plan`, a generator that yields what it needs from the
-database (:class:`Read`, :class:`Write`, :class:`ReadEvents`, :class:`ResetClock`) and
-does no I/O of its own; :meth:`Writes._run` answers those requests on a SQLAlchemy
-connection, in one transaction. A :data:`RiderSource` added with :meth:`Writes.add_rider`
-gives a write rows of another table to carry in its statement (an outbox entry).
+database (``append.Read``, ``Write``, ``ReadEvents``, ``ResetClock``) and does no I/O of
+its own; :meth:`Writes._run` answers those requests on a SQLAlchemy connection, in one
+transaction, and :meth:`Writes.execute_on_loop` on the event loop's async connections
+(``on_loop.py``). A :data:`RiderSource` added with :meth:`Writes.add_rider` gives a
+write rows of another table to carry in its statement (an outbox entry).
 """
 
 from __future__ import annotations
