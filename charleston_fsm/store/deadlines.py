@@ -157,8 +157,7 @@ class ClockWorker(Part):
             )
         locked = commands.read_head(conn, game_id, "")  # the command path's own read
         table = self._load(locked.snapshot)
-        player = clocks.auto_player(seat, deadline["armed_seq"], bot=is_bot)
-        command = player.decide(seat_view(table, seat))
+        command = clocks.player_for(head, seat, deadline).decide(seat_view(table, seat))
         if command is None:  # nothing left for it to do: drop the deadline
             doc = clocks.advance(head, table, now, locked.last_seq)
             doc["deadlines"].pop(seat.value, None)

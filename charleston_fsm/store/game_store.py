@@ -7,7 +7,7 @@ tables) and answers each public method with the part that owns it:
 - ``core``, :class:`~.core.StoreCore`: upgrade, downgrade, schema_status, schema_state;
 - ``registry``, :class:`~.games.GameRegistry`: create_game, role_for, games, last_seq;
 - ``command_path``, :class:`~.command_path.CommandPath`: execute, wait_for_seals;
-- ``reads``, :class:`~.reads.CheckedReads`: table, view, view_of, ensure_open, events,
+- ``reads``, :class:`~.reads.CheckedReads`: table, view, view_of, players, ensure_open, events,
   replay, refuse_beyond_head;
 - ``integrity``, :class:`~.tamper.TamperEvidence`: verify, seal, verify_all, quarantines,
   lift_quarantine, anchors, restore_anchors, rebuild_projection;
@@ -79,6 +79,7 @@ class GameStore:
         self.table = self.reads.table
         self.view = self.reads.view
         self.view_of = self.reads.view_of
+        self.players = self.reads.players
         self.ensure_open = self.reads.ensure_open
         self.events = self.reads.events
         self.replay = self.reads.replay
