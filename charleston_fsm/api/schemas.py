@@ -383,6 +383,9 @@ class RulesetInfo(BaseModel):
     state_rules: dict[str, list[str]] = Field(
         description="The rule ids each chart state plays out (this ruleset's only)."
     )
+    state_names: dict[str, str] = Field(
+        description="Every chart state's name for people, by its id (First Charleston: pass Right)."
+    )
 
 
 class RulesetList(BaseModel):

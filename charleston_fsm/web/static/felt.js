@@ -14,7 +14,7 @@ function seatStatus(v, seat) {
   const parts = [];
   for (const step of g.steps) {
     if (!step.participants.includes(seat)) continue;
-    parts.push(step.confirmed.includes(seat) ? "ready" : "choosing…");
+    parts.push(step.confirmed.includes(seat) ? `${nameOf(seat)} is ready` : "choosing…");
   }
   const vote = g.votes?.[seat];
   if (vote) parts.push(vote === "stop" ? "voted to stop" : "voted to continue");
@@ -86,7 +86,8 @@ export function renderCentre(v) {
       ? `You passed to ${where}${waiting.length ? `; waiting for ${joined(waiting)}` : ""}.`
       : `You pass ${n} to ${where}.`;
   } else if (v.game.phase === "vote") {
-    const missing = SEATS.filter((s) => !v.game.votes?.[s]).map((s) => (s === v.seat ? "you" : nameOf(s)));
+    const missing = SEATS.filter((s) => !v.game.votes?.[s]).sort((a, b) => (b === v.seat) - (a === v.seat))
+      .map((s) => (s === v.seat ? "you" : nameOf(s)));
     turn = missing.length ? `Waiting for ${joined(missing)} to vote.` : "";
   }
   $("turn").textContent = turn;
@@ -104,9 +105,10 @@ export function renderPhase(v) {
   }
   const d = g.declaration;
   if (d && !g.finished) {
+    const whose = d.seat === v.seat ? "Your" : `${fullName(d.seat)}'s`;
     lines.push(d.judged && d.verdict === "invalid" && d.kind === "heavenly"
-      ? `${fullName("east")}'s Heavenly Hand was judged invalid and set aside`
-      : `${fullName(d.seat)} declared a ${title(d.kind)} Hand (${d.judged ? `judged ${d.verdict}` : d.verdict})`);
+      ? `${whose} Heavenly Hand was judged invalid and set aside`
+      : `${d.seat === v.seat ? "You" : fullName(d.seat)} declared a ${title(d.kind)} Hand (${d.judged ? `judged ${d.verdict}` : d.verdict})`);
   }
   const dd = g.ding_dong;
   if (dd && (dd.requested > 0 || g.phase.startsWith("ding_dong") || dd.ready || dd.closed)) {

@@ -28,6 +28,7 @@ export class History {
     this.clock = null; // the clock's entry for this seat, while its command is awaited
     this.lastPass = null;
     this.dropped = null; // a late objection that dropped this seat's confirmed pass
+    this.lastVerdict = null; // the director's last verdict on East's hand, with its reason
     this.seen = 0;
   }
 
@@ -122,6 +123,7 @@ export class History {
         return entry("ruling", `The director recorded a ${p.kind || "ruling"}${about}${p.text ? `: ${p.text}` : ""}.`);
       }
       case "declaration_judged": {
+        this.lastVerdict = { kind: p.kind, verdict: p.verdict, text: p.text };
         const hand = `${p.kind === "earthly" ? "Earthly" : "Heavenly"} Hand`;
         const whose = me === "east" ? `your ${hand}` : `${other("east")}'s ${hand}`;
         const effect = p.verdict === "valid"
@@ -146,7 +148,7 @@ export class History {
         return entry("courtesy", `Courtesy pass: ${pair} agreed on ${plural(p.count, "tile")}.`);
       }
       case "mah_jongg_declared":
-        return entry("declare", `${Name(who)} declared Mah Jongg${p.kind ? ` (${p.kind} hand)` : ""}.`);
+        return entry("declare", `${Name(who)} declared Mah Jongg${p.kind ? `: a ${title(p.kind)} Hand` : ""}.`);
       case "ding_dong_requested":
         return entry("dingdong", `${Name(who)} requested a Ding Dong.`);
       case "ready_declared":

@@ -48,6 +48,7 @@ function fly(el, from, target) {
   if (!target) return;
   const ghost = el.cloneNode(true);
   ghost.removeAttribute("data-id");
+  ghost.removeAttribute("data-face");
   ghost.removeAttribute("id");
   ghost.setAttribute("aria-hidden", "true");
   ghost.tabIndex = -1;
@@ -58,8 +59,8 @@ function fly(el, from, target) {
   const b = centre(target);
   const run = ghost.animate(
     [
-      { transform: "translate(0, 0) scale(1)", opacity: 1 },
-      { transform: `translate(${b.x - a.x}px, ${b.y - a.y}px) scale(0.6)`, opacity: 0.2 },
+      { transform: "translate(0, 0) scale(1)" },
+      { transform: `translate(${b.x - a.x}px, ${b.y - a.y}px) scale(0.5)` },
     ],
     { duration: DURATION, easing: "ease-in" },
   );
@@ -74,8 +75,8 @@ function arrive(el, origin) {
   const b = centre(here);
   el.animate(
     [
-      { transform: `translate(${a.x - b.x}px, ${a.y - b.y}px) scale(0.6)`, opacity: 0.3 },
-      { transform: "translate(0, 0) scale(1)", opacity: 1 },
+      { transform: `translate(${a.x - b.x}px, ${a.y - b.y}px) scale(0.5)` },
+      { transform: "translate(0, 0) scale(1)" },
     ],
     { duration: DURATION, easing: "ease-out" },
   );

@@ -263,6 +263,12 @@ function render() {
 function renderHistory() {
   const h = state.history;
   if (!h) return;
+  const end = h.entries.at(-1);
+  const ending = state.view?.game?.ending;
+  if (end?.kind === "end" && ending && !end.final) {
+    end.text = `The Charleston is over. ${ending.text}`; // the record's reason, in words
+    end.final = true;
+  }
   const list = $("history-list");
   if (list.dataset.count !== String(h.entries.length) || list.dataset.text !== h.entries.at(-1)?.text) {
     list.replaceChildren(...[...h.entries].reverse().map(entryItem));

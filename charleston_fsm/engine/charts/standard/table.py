@@ -395,14 +395,20 @@ def _verdict_words(declaration: dict[str, Any], east: str) -> str:
     """What became of East's declaration, in words (NMJL-19, NMJL-21)."""
     kind, verdict = declaration["kind"], declaration["verdict"]
     said = (
-        f"{east} declared an Earthly Hand once the Charleston was complete"
+        f"{east} declared an Earthly Hand once the Charleston was complete; "
         if kind == "earthly"
-        else "The hand"
+        else ""
     )
     if verdict == "pending":
-        return f"{said}: the director has still to judge it."
+        judged = (
+            "the director has still to judge it"
+            if said
+            else "The director has still to judge the hand"
+        )
+        return f"{said}{judged}."
     judge = "the director" if declaration.get("judged") else "the hand checker"
     effect = (
         "the game ends with this hand" if verdict == "valid" else "the Charleston stays complete"
     )
-    return f"{said}: {judge} judged it {verdict}, so {effect}."
+    judged = f"{judge} judged it {verdict}: {effect}"
+    return f"{said}{judged if said else judged[0].upper() + judged[1:]}."
