@@ -29,19 +29,19 @@ COUNTED = {"execute": "statements", "wait": "socket waits", "_exec_command": "tx
 
 
 def figures(store: GameStore, n: int) -> str:
-    game_id = store.create_game(seed=1)
+    game_id = store.registry.create_game(seed=1)
     commands = [ConfirmPass(seat=Seat.EAST, tiles=three(store, game_id, Seat.EAST))]
     commands.append(WithdrawPass(seat=Seat.EAST))
     for i in range(50):  # warm: pool, prepared statements, charts
-        store.execute(game_id, commands[i % 2])
+        store.writes.execute(game_id, commands[i % 2])
     start = time.process_time()
     for i in range(n):
-        store.execute(game_id, commands[i % 2])
+        store.writes.execute(game_id, commands[i % 2])
     cpu = (time.process_time() - start) / n * 1e3
     profile = cProfile.Profile()
     profile.enable()
     for i in range(100):
-        store.execute(game_id, commands[i % 2])
+        store.writes.execute(game_id, commands[i % 2])
     profile.disable()
     calls: dict[str, float] = {}
     for (filename, _line, name), stat in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         store = GameStore(f"sqlite:///{Path(tmp) / 'bench.sqlite3'}")
-        store.upgrade()
+        store.core.upgrade()
         console.print(f"SQLite: {figures(store, args.n)}")
         store.dispose()
     scratch = pg_scratch(args.pg_admin)
@@ -68,7 +68,7 @@ def main() -> None:
         url, drop = scratch
         try:
             store = GameStore(url)
-            store.upgrade()
+            store.core.upgrade()
             console.print(f"PostgreSQL: {figures(store, args.n)}")
             store.dispose()
         finally:

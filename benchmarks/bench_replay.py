@@ -40,14 +40,14 @@ console = Console()
 def _play(url: str, seeds: Sequence[int]) -> int:
     store = GameStore(url)
     for seed in seeds:
-        play_bots(store, store.create_game(seed=seed), seed)
+        play_bots(store, store.registry.create_game(seed=seed), seed)
     store.dispose()
     return len(seeds)
 
 
 def make_games(url: str, count: int, jobs: int) -> None:
     """``count`` games played to their end by bots through the store, in ``jobs`` processes."""
-    existing = len(GameStore(url).games())
+    existing = len(GameStore(url).registry.games())
     seeds = list(range(existing, count))
     if not seeds:
         return
@@ -128,10 +128,10 @@ def main() -> None:
 
     url = args.url or f"sqlite:///{tempfile.mkdtemp(prefix='bench-replay-')}/games.db"
     store = GameStore(url)
-    store.upgrade()
+    store.core.upgrade()
     make_games(url, args.games, args.jobs)
-    store.verify_all(jobs=args.jobs)  # seal any game not sealed yet (as a first verify does)
-    game_ids = [g.id for g in store.games()][: args.games]
+    store.tamper.verify_all(jobs=args.jobs)  # seal any game not sealed yet (as a first verify does)
+    game_ids = [g.id for g in store.registry.games()][: args.games]
     jobs = args.jobs
 
     figures: dict[str, dict[str, Any]] = {}
@@ -161,13 +161,16 @@ def main() -> None:
 
     verify_rows = sum(len(r) for r in by_game.values())
     for name, fn in [
-        ("verify_all, serial (sealed)", lambda: store.verify_all(game_ids, jobs=1)),
-        (f"verify_all, {jobs} processes (sealed)", lambda: store.verify_all(game_ids, jobs=jobs)),
+        ("verify_all, serial (sealed)", lambda: store.tamper.verify_all(game_ids, jobs=1)),
+        (
+            f"verify_all, {jobs} processes (sealed)",
+            lambda: store.tamper.verify_all(game_ids, jobs=jobs),
+        ),
         (
             f"verify_all --replay, {jobs} processes",
-            lambda: store.verify_all(game_ids, replay=True, jobs=jobs),
+            lambda: store.tamper.verify_all(game_ids, replay=True, jobs=jobs),
         ),
-        (f"audit_all, {jobs} processes", lambda: store.audit_all(game_ids, jobs=jobs)),
+        (f"audit_all, {jobs} processes", lambda: store.auditor.audit_all(game_ids, jobs=jobs)),
     ]:
         seconds, swept = timed(fn, 1 if "replay" in name else args.repeat)
         assert not swept.failed, swept.failed[0].message

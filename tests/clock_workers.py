@@ -17,8 +17,8 @@ def fire_until_quiet(url: str, game_ids: list[str], seconds: float = 60) -> list
     deadline = time.monotonic() + seconds
     try:
         while time.monotonic() < deadline:
-            written += store.fire_due_clocks()
-            views = [store.view(g) for g in game_ids]
+            written += store.clock_worker.fire_due_clocks()
+            views = [store.reads.view(g) for g in game_ids]
             if all(v["game"]["finished"] and not v["clock"]["deadlines"] for v in views):
                 return written
             time.sleep(0.02)

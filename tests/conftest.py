@@ -103,7 +103,7 @@ def _pg_database(pg_admin_url: str) -> Iterator[str]:
     try:
         url = _with_database(pg_admin_url, name)
         store = GameStore(url)
-        store.upgrade()
+        store.core.upgrade()
         store.dispose()
         yield url
     finally:
@@ -143,7 +143,7 @@ def pg_empty_url(pg_admin_url: str) -> Iterator[str]:
 def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("sqlite-template") / "template.sqlite3"
     store = GameStore(f"sqlite:///{path}")
-    store.upgrade()
+    store.core.upgrade()
     store.dispose()
     return path
 

@@ -220,7 +220,7 @@ def game_record(store: GameStore, game_id: str) -> dict[str, Any]:
             .order_by(CommandRow.first_seq)
         ).all()
     return {
-        "events": [e.to_dict() for e in store.events(game_id)],
+        "events": [e.to_dict() for e in store.reads.events(game_id)],
         "projection": tuple(projection),
         "game": tuple(game),
         "commands": [tuple(c) for c in commands],
@@ -238,7 +238,7 @@ def assert_whole(store: GameStore, game_id: str) -> dict[str, Any]:
     assert covered == seqs[1:], "events and commands rows disagree"
     for command_id, first, last in record["commands"]:
         assert {e["command_id"] for e in record["events"][first - 1 : last]} == {command_id}
-    verification = store.verify(game_id)
+    verification = store.tamper.verify(game_id)
     assert verification.ok, verification.message
-    assert store.replay(game_id).snapshot() == record["projection"][1]
+    assert store.reads.replay(game_id).snapshot() == record["projection"][1]
     return record

@@ -42,7 +42,7 @@ def seat_worker(url: str, game_id: str, seat_value: str, worker: int, seconds: f
     deadline = time.monotonic() + seconds
     try:
         while time.monotonic() < deadline:
-            table = store.table(game_id)
+            table = store.reads.table(game_id)
             state = hashlib.sha256(
                 json.dumps(table.snapshot(), sort_keys=True).encode()
             ).hexdigest()[:20]
@@ -55,7 +55,7 @@ def seat_worker(url: str, game_id: str, seat_value: str, worker: int, seconds: f
                 continue
             command_id = f"{seat_value}:{state}"
             try:
-                result = store.execute(game_id, command, command_id=command_id)
+                result = store.writes.execute(game_id, command, command_id=command_id)
             except Conflict:
                 conflicts += 1
                 continue
@@ -87,12 +87,12 @@ def toggler(url: str, game_id: str, seat_value: str, rounds: int) -> list[str]:
     store = GameStore(url)
     seat = Seat(seat_value)
     try:
-        tiles = [t for t in store.table(game_id).racks[seat] if not is_joker(t)][:3]
+        tiles = [t for t in store.reads.table(game_id).racks[seat] if not is_joker(t)][:3]
         problems = []
         for n in range(rounds):
             command = ConfirmPass(seat=seat, tiles=tiles) if n % 2 == 0 else WithdrawPass(seat=seat)
             try:
-                store.execute(game_id, command)
+                store.writes.execute(game_id, command)
             except CharlestonError as exc:
                 problems.append(f"{seat_value} #{n}: {exc.code}")
         return problems
@@ -105,12 +105,12 @@ def migrate_at(url: str, start_at: float) -> str:
     status after (or the error), for the racing-migration test."""
     store = GameStore(url)
     try:
-        store.schema_state()  # connected and warm: the race is in the migration itself
+        store.core.schema_state()  # connected and warm: the race is in the migration itself
         time.sleep(max(0.0, start_at - time.time()))
         try:
-            store.upgrade()
+            store.core.upgrade()
         except Exception as exc:
             return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-        return store.schema_status()
+        return store.core.schema_status()
     finally:
         store.dispose()

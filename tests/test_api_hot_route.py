@@ -105,7 +105,9 @@ async def _answers(url: str, *, hot: bool) -> list[tuple[Any, ...]]:
     if not hot:  # the hot route is the first route of the app
         assert app.router.routes[0].name == "post_command"
         del app.router.routes[0]
-    game_id = store.create_game(seed=3, credentials={r: token_hash(t) for r, t in TOKENS.items()})
+    game_id = store.registry.create_game(
+        seed=3, credentials={r: token_hash(t) for r, t in TOKENS.items()}
+    )
     auth = {"Authorization": f"Bearer {TOKENS['east']}"}
     try:
         transport = httpx.ASGITransport(app=app)

@@ -49,7 +49,7 @@ def stored(url: str) -> tuple[int, int]:
     try:
         with store.engine.connect() as conn:
             rounds = conn.execute(select(func.count()).select_from(RoundRow)).scalar()
-        return len(store.games()), int(rounds or 0)
+        return len(store.registry.games()), int(rounds or 0)
     finally:
         store.dispose()
 
@@ -211,14 +211,16 @@ def test_bot_seats_of_a_round_are_played_by_the_service(sqlite_url: str, tmp_pat
 @pytest.mark.rule("SVC-09")
 def test_the_store_makes_a_round_whole_or_not_at_all(store: GameStore) -> None:
     with pytest.raises(UnknownRuleset, match=r"^Table 3: "):
-        store.create_round([{"seed": 1}, {"seed": 2}, {"ruleset": "mahjong"}], token_hash="ab" * 32)
+        store.rounds.create_round(
+            [{"seed": 1}, {"seed": 2}, {"ruleset": "mahjong"}], token_hash="ab" * 32
+        )
     with pytest.raises(InvalidRound, match="1 to 500"):
-        store.create_round([], token_hash="ab" * 32)
-    assert store.games() == []
-    round_id, game_ids = store.create_round([{"seed": 1}, {"seed": 2}], token_hash="ab" * 32)
-    assert [t.game_id for t in store.round_listing(round_id).tables] == game_ids
-    assert store.round_opens(round_id, "ab" * 32)
-    assert not store.round_opens(round_id, "cd" * 32)
+        store.rounds.create_round([], token_hash="ab" * 32)
+    assert store.registry.games() == []
+    round_id, game_ids = store.rounds.create_round([{"seed": 1}, {"seed": 2}], token_hash="ab" * 32)
+    assert [t.game_id for t in store.rounds.round_listing(round_id).tables] == game_ids
+    assert store.rounds.round_opens(round_id, "ab" * 32)
+    assert not store.rounds.round_opens(round_id, "cd" * 32)
 
 
 def test_simulate_plays_a_round_against_a_running_service(db_url: str, tmp_path: Path) -> None:
@@ -289,11 +291,11 @@ def test_a_round_with_clocks_is_played_through_two_processes(pg_url: str, tmp_pa
         assert round_id, said
         store = GameStore(pg_url)
         try:
-            listing = store.round_listing(round_id.group(1)).to_dict()
+            listing = store.rounds.round_listing(round_id.group(1)).to_dict()
             assert len(listing["tables"]) == 6
             for table in listing["tables"]:
                 assert "north" in table["late"], table
-                audit = store.audit(table["game_id"]).to_dict()
+                audit = store.auditor.audit(table["game_id"]).to_dict()
                 ran_out = {
                     e["seat"] for e in audit["clock"] if e["type"] in ("clock_expired", "seat_late")
                 }
@@ -334,14 +336,16 @@ def test_awaiting_names_exactly_the_seats_the_table_waits_for(
     """At every moment of bot games: an unfinished table waits for someone; during a pass
     for the seats that have not confirmed (in four_winds the second of an exchange waits
     for the first), otherwise for seats each with a command the table needs."""
-    round_id, game_ids = sqlite_store.create_round(
+    round_id, game_ids = sqlite_store.rounds.create_round(
         [{"ruleset": ruleset, "seed": seed} for seed in range(4)], token_hash="ab" * 32
     )
     seen: set[str] = set()
 
     def check(game_id: str) -> None:
-        row = next(t for t in sqlite_store.round_listing(round_id).tables if t.game_id == game_id)
-        table = sqlite_store.table(game_id)
+        row = next(
+            t for t in sqlite_store.rounds.round_listing(round_id).tables if t.game_id == game_id
+        )
+        table = sqlite_store.reads.table(game_id)
         assert row.finished == table.finished
         if row.finished:
             assert row.awaiting == []
@@ -368,7 +372,7 @@ def test_awaiting_names_exactly_the_seats_the_table_waits_for(
             sqlite_store,
             game_id,
             seed,
-            view_of=lambda seat, g=game_id: (check(g), sqlite_store.view(g, seat))[1],
+            view_of=lambda seat, g=game_id: (check(g), sqlite_store.reads.view(g, seat))[1],
         )
         check(game_id)
     assert "confirm_pass" in seen

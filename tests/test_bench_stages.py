@@ -8,11 +8,10 @@ import math
 from charleston_fsm.api import deps
 from charleston_fsm.bench.databases import sqlite_database
 from charleston_fsm.bench.stages import REST, WRAPPED, budgets
-from charleston_fsm.store import commands
-from charleston_fsm.store.command_path import CommandPath
+from charleston_fsm.store import append
+from charleston_fsm.store.writes import Writes
 
 STORE_STAGES = {
-    "lock + read (round trips)",
     "chart (Table.execute)",
     "write (round trip)",
     "store: transaction (checkout, BEGIN, COMMIT)",
@@ -36,6 +35,6 @@ def test_a_command_budget_charges_every_stage_and_adds_up() -> None:
         assert math.isclose(claimed, budget.total_cpu_us, rel_tol=1e-6)
     # the wrappers are gone again: the same functions as before the run
     assert {(id(owner), name): getattr(owner, name) for _, owner, name in WRAPPED} == originals
-    assert commands.read_head is originals[(id(commands), "read_head")]
+    assert append.read_head is originals[(id(append), "read_head")]
     assert deps.authenticate is originals[(id(deps), "authenticate")]
-    assert CommandPath.apply is originals[(id(CommandPath), "apply")]
+    assert Writes._through_chart is originals[(id(Writes), "_through_chart")]

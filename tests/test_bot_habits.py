@@ -101,9 +101,9 @@ def test_thinking_time_follows_the_pace() -> None:
 
 def _play_bots(store: GameStore, game_id: str) -> None:
     for _ in range(2000):
-        if not store.fire_due_clocks():
+        if not store.clock_worker.fire_due_clocks():
             break
-    assert store.view(game_id)["game"]["finished"]
+    assert store.reads.view(game_id)["game"]["finished"]
 
 
 def test_twenty_bot_only_games_show_both_outcomes_of_the_vote(sqlite_store: GameStore) -> None:
@@ -112,9 +112,11 @@ def test_twenty_bot_only_games_show_both_outcomes_of_the_vote(sqlite_store: Game
     Charleston."""
     seen = Counter()
     for seed in range(21, 41):
-        game_id = sqlite_store.create_game("nmjl", seed=seed, bots=[s.value for s in SEATS])
+        game_id = sqlite_store.registry.create_game(
+            "nmjl", seed=seed, bots=[s.value for s in SEATS]
+        )
         _play_bots(sqlite_store, game_id)
-        seen[outcome(sqlite_store.table(game_id))] += 1
+        seen[outcome(sqlite_store.reads.table(game_id))] += 1
     assert seen["stopped"] and seen["second"], seen
 
 
@@ -122,16 +124,16 @@ def test_east_declares_heavenly_while_three_bots_think(sqlite_store: GameStore) 
     """With a pace, the bots take their first look at the rack before passing: East
     declares a Heavenly Hand meanwhile. With no pace they confirm at once, and East's
     window closes (NMJL-14)."""
-    paced = sqlite_store.create_game("nmjl", seed=3, bots=[s.value for s in BOTS], pace=2)
-    deadlines = sqlite_store.view(paced)["clock"]["deadlines"]
+    paced = sqlite_store.registry.create_game("nmjl", seed=3, bots=[s.value for s in BOTS], pace=2)
+    deadlines = sqlite_store.reads.view(paced)["clock"]["deadlines"]
     assert {d["kind"] for d in deadlines.values()} == {"bot"}
     assert min(d["seconds"] for d in deadlines.values()) >= 3.0  # 2 s x 0.5 x 3
     soon = datetime.now(UTC) + timedelta(seconds=2)
-    assert sqlite_store.fire_due_clocks(now=soon) == []  # still thinking
-    sqlite_store.execute(paced, DeclareMahJongg(seat=E))
-    assert sqlite_store.view(paced)["game"]["ending"]["how"] == "heavenly"
+    assert sqlite_store.clock_worker.fire_due_clocks(now=soon) == []  # still thinking
+    sqlite_store.writes.execute(paced, DeclareMahJongg(seat=E))
+    assert sqlite_store.reads.view(paced)["game"]["ending"]["how"] == "heavenly"
 
-    hasty = sqlite_store.create_game("nmjl", seed=3, bots=[s.value for s in BOTS], pace=0)
-    sqlite_store.fire_due_clocks()
+    hasty = sqlite_store.registry.create_game("nmjl", seed=3, bots=[s.value for s in BOTS], pace=0)
+    sqlite_store.clock_worker.fire_due_clocks()
     with pytest.raises(errors.HeavenlyHandTooLate):
-        sqlite_store.execute(hasty, DeclareMahJongg(seat=E))
+        sqlite_store.writes.execute(hasty, DeclareMahJongg(seat=E))

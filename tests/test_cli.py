@@ -13,6 +13,8 @@ import httpx
 import pytest
 from api_helpers import cli, running
 
+from charleston_fsm.engine.annotations import from_director
+
 
 def test_demo_then_replay_audit_verify(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'demo.sqlite3'}"  # does not exist yet: demo migrates it
@@ -88,7 +90,7 @@ def test_serve_migrates_an_empty_database(tmp_path: Path) -> None:
 
 @pytest.mark.rule("SVC-11")
 def test_ruling_is_recorded_and_audited(sqlite_store, sqlite_url: str) -> None:
-    game_id = sqlite_store.create_game(seed=3)
+    game_id = sqlite_store.registry.create_game(seed=3)
     out = cli(
         "ruling", game_id, "--kind", "void", "--text", "Misdeal", "--database-url", sqlite_url
     ).stdout
@@ -106,7 +108,7 @@ def test_ruling_is_recorded_and_audited(sqlite_store, sqlite_url: str) -> None:
         check=False,
     )
     assert refused.returncode == 1 and "kind" in refused.stdout
-    assert sqlite_store.verify(game_id).ok
+    assert sqlite_store.tamper.verify(game_id).ok
 
 
 # -- what the demo prints, read as a newcomer would -----------------------------------------
@@ -131,7 +133,9 @@ def test_demo_reads_well_when_piped(tmp_path: Path) -> None:
 
 
 def test_replay_shows_the_clock_and_the_director(sqlite_store, sqlite_url: str) -> None:
-    game_id = sqlite_store.create_game(ruleset="house", seed=3, clock={"confirm_pass": 600})
+    game_id = sqlite_store.registry.create_game(
+        ruleset="house", seed=3, clock={"confirm_pass": 600}
+    )
     for n, body in enumerate(
         [
             {"type": "pause_clock"},
@@ -139,7 +143,7 @@ def test_replay_shows_the_clock_and_the_director(sqlite_store, sqlite_url: str) 
             {"type": "record_ruling", "kind": "warning", "text": "Slow play", "seat": "east"},
         ]
     ):
-        sqlite_store.direct(game_id, body, f"director:test-{n}")
+        sqlite_store.writes.annotate(game_id, from_director(body), f"director:test-{n}")
     out = cli("replay", game_id, "--database-url", sqlite_url).stdout
     assert "[director] pauses the clock" in out
     assert "[director] resumes the clock (paused " in out
@@ -165,7 +169,7 @@ def test_story_tells_the_clock_rows() -> None:
 
 
 def test_audit_piped_keeps_each_hand_on_one_line(sqlite_store, sqlite_url: str) -> None:
-    game_id = sqlite_store.create_game(seed=3)
+    game_id = sqlite_store.registry.create_game(seed=3)
     out = cli("audit", game_id, "--database-url", sqlite_url, env={"COLUMNS": "60"}).stdout
     deal = out[out.index("Deal:") :].splitlines()[1:5]
     assert [line.split()[0] for line in deal] == ["East", "South", "West", "North"]

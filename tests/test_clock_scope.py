@@ -27,22 +27,24 @@ def fire_now(store: GameStore, game_id: str) -> None:
     with store.engine.connect() as conn:
         due = conn.scalar(select(GameRow.next_due).where(GameRow.id == game_id))
     assert due is not None, "nothing is due"
-    assert store.fire_due_clocks(now=due), "the clock did nothing"
+    assert store.clock_worker.fire_due_clocks(now=due), "the clock did nothing"
 
 
 def confirm(store: GameStore, game_id: str, seat: Seat, **extra: Any) -> None:
     """The seat places what it received, then passes its first plain tiles."""
-    if store.view(game_id, seat)["received"]:
-        store.execute(game_id, {"type": "place_tiles", "seat": seat.value})
-    view = store.view(game_id, seat)
+    if store.reads.view(game_id, seat)["received"]:
+        store.writes.execute(game_id, {"type": "place_tiles", "seat": seat.value})
+    view = store.reads.view(game_id, seat)
     tiles = [t["id"] for t in view["rack"] if not is_joker(t["id"])][: view["step"]["count"]]
-    store.execute(game_id, {"type": "confirm_pass", "seat": seat.value, "tiles": tiles, **extra})
+    store.writes.execute(
+        game_id, {"type": "confirm_pass", "seat": seat.value, "tiles": tiles, **extra}
+    )
 
 
 def accepted_somehow(store: GameStore, game_id: str, seat: Seat, name: str) -> bool:
     """Whether the store takes ``name`` from ``seat`` now with one of a few arguments;
     an accepted one is withdrawn again when it can be, else the caller stops there."""
-    view = store.view(game_id, seat)
+    view = store.reads.view(game_id, seat)
     plain = [t["id"] for t in view["rack"] if not is_joker(t["id"])]
     tries: list[dict[str, Any]] = {
         "confirm_pass": [{"tiles": plain[:3]}],
@@ -53,7 +55,7 @@ def accepted_somehow(store: GameStore, game_id: str, seat: Seat, name: str) -> b
     }.get(name, [])
     for fields in tries:
         try:
-            store.execute(game_id, {"type": name, "seat": seat.value, **fields})
+            store.writes.execute(game_id, {"type": name, "seat": seat.value, **fields})
         except CharlestonError:
             continue
         return True
@@ -62,13 +64,13 @@ def accepted_somehow(store: GameStore, game_id: str, seat: Seat, name: str) -> b
 
 def assert_listing_exact(store: GameStore, game_id: str, seat: Seat) -> None:
     """What the seat's view lists of the pass commands is what the store takes."""
-    listed = set(store.view(game_id, seat)["allowed_commands"])
+    listed = set(store.reads.view(game_id, seat)["allowed_commands"])
     for name in ("change_pass", "withdraw_pass"):
-        before = store.last_seq(game_id)
+        before = store.registry.last_seq(game_id)
         taken = accepted_somehow(store, game_id, seat, name)
         assert taken == (name in listed), f"{seat.value} {name}: listed {name in listed}"
         if taken:
-            assert store.last_seq(game_id) > before
+            assert store.registry.last_seq(game_id) > before
 
 
 @pytest.mark.rule("SVC-10", "SVC-01")
@@ -76,27 +78,31 @@ def test_after_the_clock_passes_for_a_seat_it_plays_the_next_step(store: GameSto
     """Issue 17's steps: the clock passes for North in the First Right; North places,
     its view lists confirm_pass for the First Across, and its pass is taken. The same in
     the First Left."""
-    game_id = store.create_game(seed=42, clock={"confirm_pass": 1, "on_expiry": "auto_play"})
+    game_id = store.registry.create_game(
+        seed=42, clock={"confirm_pass": 1, "on_expiry": "auto_play"}
+    )
     for step, following in (
         ("CHARLESTON_P1_R", "CHARLESTON_P1_A"),
         ("CHARLESTON_P1_A", "CHARLESTON_P1_L"),
     ):
-        assert store.view(game_id)["game"]["state"] == [step]
+        assert store.reads.view(game_id)["game"]["state"] == [step]
         for seat in (E, S, W):
             confirm(store, game_id, seat)
         fire_now(store, game_id)  # the clock passes for North: the step resolves
-        assert store.view(game_id)["game"]["state"] == [following]
-        assert store.view(game_id)["clock"]["late"] == ["north"]
-        store.execute(game_id, {"type": "place_tiles", "seat": "north"})
-        view = store.view(game_id, N)
+        assert store.reads.view(game_id)["game"]["state"] == [following]
+        assert store.reads.view(game_id)["clock"]["late"] == ["north"]
+        store.writes.execute(game_id, {"type": "place_tiles", "seat": "north"})
+        view = store.reads.view(game_id, N)
         assert "confirm_pass" in view["allowed_commands"]
         assert view["clock"]["due_at"] is not None  # a fresh deadline
         confirm(store, game_id, N)  # taken: no clock_acted
-        assert store.view(game_id, N)["step"]["confirmed"]
-        assert {"change_pass", "withdraw_pass"} <= set(store.view(game_id, N)["allowed_commands"])
+        assert store.reads.view(game_id, N)["step"]["confirmed"]
+        assert {"change_pass", "withdraw_pass"} <= set(
+            store.reads.view(game_id, N)["allowed_commands"]
+        )
         # its own pass is its own: it may take it back, and the clock acts again next
-        store.execute(game_id, {"type": "withdraw_pass", "seat": "north"})
-    assert store.verify(game_id).ok
+        store.writes.execute(game_id, {"type": "withdraw_pass", "seat": "north"})
+    assert store.tamper.verify(game_id).ok
 
 
 @pytest.mark.rule("SVC-10", "SVC-01")
@@ -104,23 +110,23 @@ def test_in_the_step_the_clock_acted_only_that_decision_is_refused(store: GameSt
     """The clock passes for East while the step is still open: East's change and
     withdrawal of that pass are refused as clock_acted and are not listed; East's
     placing of tiles is not that decision; the others play on."""
-    game_id = store.create_game(seed=7, clock={"confirm_pass": 1})
+    game_id = store.registry.create_game(seed=7, clock={"confirm_pass": 1})
     for seat in (S, W, N):
         confirm(store, game_id, seat)
-    store.execute(game_id, {"type": "withdraw_pass", "seat": "north"})  # the step stays open
+    store.writes.execute(game_id, {"type": "withdraw_pass", "seat": "north"})  # the step stays open
     with store.engine.connect() as conn:
         due = conn.scalar(select(GameRow.next_due).where(GameRow.id == game_id))
-    store.fire_due_clocks(now=due)  # east's deadline came first; north's is later
-    assert store.view(game_id, E)["step"]["confirmed"]
-    listed = store.view(game_id, E)["allowed_commands"]
+    store.clock_worker.fire_due_clocks(now=due)  # east's deadline came first; north's is later
+    assert store.reads.view(game_id, E)["step"]["confirmed"]
+    listed = store.reads.view(game_id, E)["allowed_commands"]
     assert "change_pass" not in listed and "withdraw_pass" not in listed
     with pytest.raises(ClockActed):
-        store.execute(game_id, {"type": "withdraw_pass", "seat": "east"})
+        store.writes.execute(game_id, {"type": "withdraw_pass", "seat": "east"})
     assert_listing_exact(store, game_id, E)
     assert_listing_exact(store, game_id, S)  # south's own pass is still its own
     confirm(store, game_id, N)
     confirm(store, game_id, S)  # south withdrew in the listing check? then confirms again
-    view = store.view(game_id, E)
+    view = store.reads.view(game_id, E)
     assert view["game"]["passes_resolved"] == 1
     assert "place_tiles" in view["allowed_commands"]
 
@@ -131,58 +137,58 @@ def test_a_late_objection_is_taken_after_the_clock_voted_continue(store: GameSto
     objection window North's view lists vote, and its stop is taken (RULES NMJL: a stop
     is still accepted after four continues until the first pass of the Second Charleston
     resolves)."""
-    game_id = store.create_game("nmjl", seed=42, clock={"vote": 1})
+    game_id = store.registry.create_game("nmjl", seed=42, clock={"vote": 1})
     for _ in range(3):  # the First Charleston, with no clock on passes
         for seat in SEATS:
             confirm(store, game_id, seat)
     for seat in SEATS:  # what the clock would do first is place: its vote comes next
-        store.execute(game_id, {"type": "place_tiles", "seat": seat.value})
+        store.writes.execute(game_id, {"type": "place_tiles", "seat": seat.value})
     for seat in (E, S, W):
-        store.execute(game_id, {"type": "vote", "seat": seat.value, "choice": "continue"})
+        store.writes.execute(game_id, {"type": "vote", "seat": seat.value, "choice": "continue"})
     fire_now(store, game_id)  # the clock votes continue for North
-    view = store.view(game_id, N)
+    view = store.reads.view(game_id, N)
     assert view["game"]["votes"] == {s.value: "continue" for s in SEATS}
     assert "vote" in view["allowed_commands"]
-    store.execute(game_id, {"type": "vote", "seat": "north", "choice": "stop"})
-    game = store.view(game_id)["game"]
+    store.writes.execute(game_id, {"type": "vote", "seat": "north", "choice": "stop"})
+    game = store.reads.view(game_id)["game"]
     assert "stop" in game["votes"].values()
     assert not any("SECOND" in s or "P2" in s for s in game["state"]), game["state"]
-    assert store.verify(game_id).ok
+    assert store.tamper.verify(game_id).ok
 
 
 @pytest.mark.rule("SVC-10", "FW-06")
 def test_east_in_the_ding_dong_window_has_a_deadline(store: GameStore) -> None:
     """four_winds with clocks: the window waits for East (a Ding Dong or Ready), so East
     has a deadline there; when it runs out the clock declares Ready and the deal ends."""
-    game_id = store.create_game(
+    game_id = store.registry.create_game(
         "four_winds",
         {"charleston": "off"},
         seed=5,
         clock={"confirm_pass": 1, "on_expiry": "auto_play"},
     )
-    assert store.view(game_id)["game"]["state"] == ["DING_DONG_OPEN"]
-    mine = store.view(game_id, E)["clock"]
+    assert store.reads.view(game_id)["game"]["state"] == ["DING_DONG_OPEN"]
+    mine = store.reads.view(game_id, E)["clock"]
     assert mine["kind"] == "confirm_pass" and mine["due_at"] is not None
     fire_now(store, game_id)
-    game = store.view(game_id)["game"]
+    game = store.reads.view(game_id)["game"]
     assert game["finished"] and game["ding_dong"]["ready"] == "east"
-    expired = [e for e in store.events(game_id) if e.type == "clock_expired"]
+    expired = [e for e in store.reads.events(game_id) if e.type == "clock_expired"]
     assert [e.payload["done"] for e in expired] == ["declared Ready"]
-    assert store.verify(game_id).ok
+    assert store.tamper.verify(game_id).ok
 
 
 @pytest.mark.rule("SVC-10")
 def test_a_seat_that_must_place_first_has_its_decision_s_deadline(store: GameStore) -> None:
     """Clocks on passes only: a seat holding received tiles (it must place them before it
     passes) still has a deadline, and the clock places, then passes for it."""
-    game_id = store.create_game(seed=42, clock={"confirm_pass": 1})
+    game_id = store.registry.create_game(seed=42, clock={"confirm_pass": 1})
     for seat in SEATS:
         confirm(store, game_id, seat)  # the First Right resolves: everyone holds tiles
     for seat in (E, S, W):
         confirm(store, game_id, seat)  # they place and pass; North does nothing
-    clock = store.view(game_id, N)["clock"]
+    clock = store.reads.view(game_id, N)["clock"]
     assert clock["kind"] == "confirm_pass" and clock["due_at"] is not None
     for _ in range(2):  # the clock places, then (a fresh deadline) passes
         fire_now(store, game_id)
-    assert store.view(game_id)["game"]["state"] == ["CHARLESTON_P1_L"]
-    assert store.verify(game_id).ok
+    assert store.reads.view(game_id)["game"]["state"] == ["CHARLESTON_P1_L"]
+    assert store.tamper.verify(game_id).ok

@@ -342,13 +342,13 @@ def test_cli_draws_a_stored_game(tmp_path: Path) -> None:
 
     url = f"sqlite:///{tmp_path / 'games.sqlite3'}"
     store = GameStore(url)
-    store.upgrade()
-    game_id = store.create_game(ruleset="house", seed=3)
+    store.core.upgrade()
+    game_id = store.registry.create_game(ruleset="house", seed=3)
     args = ["--game", game_id, "--database-url", url, "--format", "mermaid", "--out", tmp_path]
     result = CliRunner().invoke(app, ["diagram", *map(str, args)])
     assert result.exit_code == 0, result.output
     text = (tmp_path / f"game-{game_id}.mmd").read_text(encoding="utf-8")
-    assert _highlighted(text, "mermaid") == set(store.table(game_id).configuration)
+    assert _highlighted(text, "mermaid") == set(store.reads.table(game_id).configuration)
     missing = CliRunner().invoke(app, ["diagram", "--game", "nope", "--database-url", url])
     assert missing.exit_code == 1
 

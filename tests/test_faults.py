@@ -39,22 +39,36 @@ from fault_injection import (
     libpq,
     terminate,
 )
+from sqlalchemy import update
 from sqlalchemy.engine import make_url
 
 from charleston_fsm.engine.commands import ConfirmPass
 from charleston_fsm.engine.seats import SEATS, Seat
 from charleston_fsm.store import ExecuteResult, GameStore, OutcomeUnknown, StoreUnavailable
+from charleston_fsm.store.models import GameRow
 from charleston_fsm.store.urls import render
 
 pytestmark = pytest.mark.postgres
 
-#: the statements of one command, in order (update when the command path changes)
-STATEMENTS = [
-    "SELECT games.last_seq FROM",
-    "SELECT games.last_seq, games.clock,",
-    "WITH moved AS",
+#: the statements of one command, in order, by the way it finds the game's head (update
+#: when the write path changes): ``cached``, the process's own head of the game;
+#: ``uncached``, a read first; ``stale``, a cached head another writer made old (the
+#: append stores nothing, then the game is locked and read, and the append is sent again)
+STATEMENTS = {
+    "cached": ["WITH moved AS"],
+    "uncached": ["SELECT games.last_seq, games.epoch,", "WITH moved AS"],
+    "stale": [
+        "WITH moved AS",
+        "SELECT games.last_seq FROM",
+        "SELECT games.last_seq, games.epoch,",
+        "WITH moved AS",
+    ],
+}
+POINTS: list[tuple[str, Point]] = [
+    (path, point)
+    for path, statements in STATEMENTS.items()
+    for point in [*range(1, len(statements) + 1), "commit", "after_commit"]
 ]
-POINTS: list[Point] = [*range(1, len(STATEMENTS) + 1), "commit", "after_commit"]
 KINDS = ["ordinary", "resolving"]
 HANDS = {seat.value: list(tiles) for seat, tiles in PLAIN_HANDS.items()}
 
@@ -80,17 +94,23 @@ def _setup(kind: str) -> tuple[list[ConfirmPass], ConfirmPass, int]:
 
 
 # -- the store ----------------------------------------------------------------------------
-def _store_game(store: GameStore, kind: str) -> tuple[str, ConfirmPass, int]:
+def _store_game(store: GameStore, kind: str, path: str = "cached") -> tuple[str, ConfirmPass, int]:
+    """A game with the commands before done, its head in ``store`` as ``path`` says."""
     before, command, rows = _setup(kind)
-    game_id = store.create_game(hands=HANDS)
+    game_id = store.registry.create_game(hands=HANDS)
     for n, c in enumerate(before):
-        store.execute(game_id, c, command_id=f"before-{n}")
+        store.writes.execute(game_id, c, command_id=f"before-{n}")
+    if path == "uncached":
+        store.core.served.forget(game_id)
+    elif path == "stale":  # another writer moves the game's epoch (as a lifted quarantine)
+        with store.engine.begin() as conn:
+            conn.execute(update(GameRow).where(GameRow.id == game_id).values(epoch=7))
     return game_id, command, rows
 
 
 def _attempt(store: GameStore, game_id: str, command: ConfirmPass, command_id: str) -> Any:
     try:
-        return store.execute(game_id, command, command_id=command_id)
+        return store.writes.execute(game_id, command, command_id=command_id)
     except (StoreUnavailable, OutcomeUnknown) as exc:
         return exc
 
@@ -115,7 +135,9 @@ def _judge_store(
     if isinstance(outcome, ExecuteResult):
         assert stored, "answered with events that are not stored"
         assert [e.to_dict() for e in outcome.events] == mine
-        assert store.view_of(outcome.snapshot, command.seat) == store.view(game_id, command.seat)
+        assert store.reads.view_of(outcome.snapshot, command.seat) == store.reads.view(
+            game_id, command.seat
+        )
     elif isinstance(outcome, StoreUnavailable):
         assert not stored, "told 'nothing was stored' about a stored command"
         assert "nothing was stored" in outcome.message
@@ -123,10 +145,10 @@ def _judge_store(
         assert isinstance(outcome, OutcomeUnknown), outcome
         assert command_id in outcome.message and "same command id" in outcome.message
 
-    again = store.execute(game_id, command, command_id=command_id)
+    again = store.writes.execute(game_id, command, command_id=command_id)
     assert again.duplicate is stored
     assert len(again.events) == rows
-    assert store.execute(game_id, command, command_id=command_id).duplicate
+    assert store.writes.execute(game_id, command, command_id=command_id).duplicate
     after = assert_whole(store, game_id)
     assert len([c for c in after["commands"] if c[0] == command_id]) == 1
     assert sum(e["command_id"] == command_id for e in after["events"]) == rows
@@ -134,22 +156,23 @@ def _judge_store(
 
 
 def test_the_command_path_is_the_listed_statements(pg_store: GameStore, pg_admin_url: str) -> None:
-    """POINTS covers every statement: fails when the command path changes (update them)."""
+    """POINTS covers every statement: fails when the write path changes (update them)."""
     for kind in KINDS:
-        game_id, command, _ = _store_game(pg_store, kind)
-        killer = BackendKiller(pg_store, pg_admin_url, point=0)  # never fires
-        with killer.armed():
-            pg_store.execute(game_id, command, command_id="dry")
-        assert killer.statements == STATEMENTS
-        assert killer.committing
+        for path, statements in STATEMENTS.items():
+            game_id, command, _ = _store_game(pg_store, kind, path)
+            killer = BackendKiller(pg_store, pg_admin_url, point=0)  # never fires
+            with killer.armed():
+                pg_store.writes.execute(game_id, command, command_id="dry")
+            assert killer.statements == statements, path
+            assert killer.committing
 
 
-@pytest.mark.parametrize("point", POINTS, ids=str)
+@pytest.mark.parametrize(("path", "point"), POINTS, ids=lambda v: str(v))
 @pytest.mark.parametrize("kind", KINDS)
 def test_store_connection_killed(
-    pg_store: GameStore, pg_admin_url: str, kind: str, point: Point
+    pg_store: GameStore, pg_admin_url: str, kind: str, path: str, point: Point
 ) -> None:
-    game_id, command, rows = _store_game(pg_store, kind)
+    game_id, command, rows = _store_game(pg_store, kind, path)
     before = assert_whole(pg_store, game_id)
     killer = BackendKiller(pg_store, pg_admin_url, point)
     with killer.armed():
@@ -198,12 +221,9 @@ def test_store_commit_answer_lost(
 # -- over HTTP ----------------------------------------------------------------------------
 #: (the statement a server's command is stopped at, the lock the test holds to stop it)
 LOCKS = [
-    ("SELECT games.last_seq%FOR UPDATE", "SELECT 1 FROM games WHERE id = %(game)s FOR UPDATE"),
-    (
-        "SELECT games.last_seq, games.clock, projections",
-        "LOCK TABLE commands IN ACCESS EXCLUSIVE MODE",
-    ),
-    # the one statement that writes: blocked at each table it writes
+    # the one statement of a command on a game the server served: blocked at the game's
+    # row, then at each table it writes
+    ("WITH moved AS", "SELECT 1 FROM games WHERE id = %(game)s FOR UPDATE"),
     ("WITH moved AS", "LOCK TABLE events IN SHARE MODE"),
     ("WITH moved AS", "LOCK TABLE projections IN SHARE MODE"),
     ("WITH moved AS", "LOCK TABLE games IN SHARE MODE"),
@@ -385,7 +405,7 @@ def _judge_attempts(
     record = assert_whole(store, game.game_id)
     mine = [e for e in record["events"] if e["command_id"] == stored_id]
     assert len(mine) == rows, "the retries did not store the command once, in full"
-    when = store.events(game.game_id, after=mine[0]["seq"] - 1)[0].created_at.timestamp()
+    when = store.reads.events(game.game_id, after=mine[0]["seq"] - 1)[0].created_at.timestamp()
     storer = [a for a in attempts if a[0] - 0.001 <= when <= a[1] + 0.001]
     assert len(storer) == 1, (when, attempts)
     codes = [a[2] for a in attempts]

@@ -46,9 +46,9 @@ def test_an_exported_record_verifies_offline_and_fails_after_any_change(
 ) -> None:
     store = GameStore(sqlite_url, anchor_key=load_key(KEY))
     try:
-        game_id = store.create_game(seed=11)
-        store.execute(game_id, {"type": "declare_mah_jongg", "seat": "east"})
-        store.execute(game_id, JudgeDeclaration(verdict="invalid", text="not on the card"))
+        game_id = store.registry.create_game(seed=11)
+        store.writes.execute(game_id, {"type": "declare_mah_jongg", "seat": "east"})
+        store.writes.execute(game_id, JudgeDeclaration(verdict="invalid", text="not on the card"))
         play_bots(store, game_id, 11)
         text = export_record(store, game_id)
         public = public_key_text(store.anchor_key)
@@ -81,7 +81,7 @@ def test_an_exported_record_verifies_offline_and_fails_after_any_change(
 def test_record_cli_exports_verifies_and_exits_non_zero(sqlite_url: str, tmp_path: Path) -> None:
     store = GameStore(sqlite_url, anchor_key=load_key(KEY))
     try:
-        game_id = store.create_game(seed=3)
+        game_id = store.registry.create_game(seed=3)
         play_bots(store, game_id, 3)
     finally:
         store.dispose()

@@ -31,12 +31,12 @@ def test_commands_of_other_games_go_on_while_a_big_round_is_made(
     """SQLite: one writer holds the whole database (PostgreSQL locks a round's rows only,
     which no other game's command touches)."""
     store = sqlite_store
-    other = store.create_game(seed=1, clock={"confirm_pass": 60})
-    east = [t for t in store.table(other).racks[Seat.EAST] if not is_joker(t)][:3]
+    other = store.registry.create_game(seed=1, clock={"confirm_pass": 60})
+    east = [t for t in store.reads.table(other).racks[Seat.EAST] if not is_joker(t)][:3]
     made: dict[str, object] = {}
 
     def make_round() -> None:
-        made["round"] = store.create_round(
+        made["round"] = store.rounds.create_round(
             [{"seed": n, "clock": {"confirm_pass": 60}} for n in range(500)],
             token_hash="ab" * 32,
         )
@@ -52,7 +52,7 @@ def test_commands_of_other_games_go_on_while_a_big_round_is_made(
             if sent % 2 == 0
             else {"type": "withdraw_pass", "seat": "east"}
         )
-        store.execute(other, command, command_id=f"other-{sent}")
+        store.writes.execute(other, command, command_id=f"other-{sent}")
         sent += 1
         if rounds_stored(store) == 0 and maker.is_alive():
             during += 1  # committed while the round was still being made
@@ -60,5 +60,5 @@ def test_commands_of_other_games_go_on_while_a_big_round_is_made(
     assert during >= 1, f"every one of {sent} commands waited for the round"
     round_id, games = made["round"]  # type: ignore[misc]
     assert len(games) == 500 and rounds_stored(store) == 1
-    assert store.round_listing(round_id).to_dict()["counts"]["tables"] == 500
-    assert store.verify(games[-1]).ok and store.verify(other).ok
+    assert store.rounds.round_listing(round_id).to_dict()["counts"]["tables"] == 500
+    assert store.tamper.verify(games[-1]).ok and store.tamper.verify(other).ok

@@ -73,7 +73,7 @@ def test_a_store_opens_a_file_another_connection_is_writing_before_wal(tmp_path:
     store = GameStore(f"sqlite:///{path}")
     try:
         started = time.monotonic()
-        assert store.schema_state().status == "unversioned"  # waited for the writer, then read
+        assert store.core.schema_state().status == "unversioned"  # waited for the writer, then read
         assert time.monotonic() - started >= 0.4
         with store.engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"

@@ -45,7 +45,9 @@ def test_simulate_rides_through_a_service_restart(sqlite_url: str, tmp_path: Pat
         store = GameStore(sqlite_url)
         try:  # wait until the round is being played: some commands stored
             deadline = time.monotonic() + 180
-            while time.monotonic() < deadline and not any(g.last_seq > 5 for g in store.games()):
+            while time.monotonic() < deadline and not any(
+                g.last_seq > 5 for g in store.registry.games()
+            ):
                 time.sleep(0.2)
         finally:
             store.dispose()

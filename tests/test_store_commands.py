@@ -1,4 +1,4 @@
-"""The command path's write (store/commands.py): every write hangs on the game's move."""
+"""The write path's append (store/append.py): every write hangs on the game's move."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from charleston_fsm.engine.commands import ConfirmPass
 from charleston_fsm.engine.seats import Seat
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.tiles import is_joker
-from charleston_fsm.store import GameStore, commands
+from charleston_fsm.store import GameStore, append
+from charleston_fsm.store.chain import chained_rows
 from charleston_fsm.store.models import AnchorRow, CommandRow, EventRow, ProjectionRow
 
 
@@ -26,10 +27,10 @@ def _rows(store: GameStore, game_id: str) -> tuple[int | None, ...]:
         return (*counts, seq.scalar())
 
 
-def _effects(store: GameStore, game_id: str, old_seq: int) -> commands.Effects:
+def _effects(store: GameStore, game_id: str, old_seq: int, epoch: int = 0) -> append.Append:
     """What East's confirmation writes, claimed to follow row ``old_seq``."""
     with store.engine.connect() as conn:
-        head = commands.read_head(conn, game_id, "east-confirms")
+        head = append.read_head(conn, game_id, "east-confirms")
     assert head is not None and head.seen_command is None
     table = Table.restore(head.snapshot)
     tiles = [t for t in table.racks[Seat.EAST] if not is_joker(t)][:3]
@@ -37,14 +38,13 @@ def _effects(store: GameStore, game_id: str, old_seq: int) -> commands.Effects:
     now = datetime.now(UTC)
     produced = table.execute(command)
     items = [(event, None) for event in produced]
-    rows = commands.chained_rows(
-        head.last_seq, head.head_hash, game_id, "east-confirms", items, now
-    )
-    return commands.Effects(
+    rows = chained_rows(head.last_seq, head.head_hash, game_id, "east-confirms", items, now)
+    return append.Append(
         game_id=game_id,
         command_id="east-confirms",
         command=command.model_dump(mode="json"),
         old_seq=old_seq,
+        epoch=epoch,
         at=now,
         rows=rows,
         snapshot=table.snapshot(),
@@ -55,17 +55,17 @@ def _effects(store: GameStore, game_id: str, old_seq: int) -> commands.Effects:
 
 @pytest.mark.rule("SVC-06")
 def test_a_write_for_a_game_that_moved_writes_nothing(store: GameStore) -> None:
-    game_id = store.create_game(seed=5)
+    game_id = store.registry.create_game(seed=5)
     before = _rows(store, game_id)
     stale = _effects(store, game_id, old_seq=0)  # the game is at row 1, not 0
     with store.engine.begin() as conn:
-        assert commands.write(conn, stale) is False
+        assert append.write(conn, stale) is False
     assert _rows(store, game_id) == before
-    assert store.verify(game_id).ok
+    assert store.tamper.verify(game_id).ok
 
     current = _effects(store, game_id, old_seq=1)
     with store.engine.begin() as conn:
-        assert commands.write(conn, current) is True
+        assert append.write(conn, current) is True
     assert _rows(store, game_id) == (2, 1, 1, 2)
-    assert store.verify(game_id).ok
-    assert store.execute(game_id, current.command, command_id="east-confirms").duplicate
+    assert store.tamper.verify(game_id).ok
+    assert store.writes.execute(game_id, current.command, command_id="east-confirms").duplicate

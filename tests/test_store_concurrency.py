@@ -24,7 +24,7 @@ WORKERS_PER_SEAT = 2
 
 
 def race(store: GameStore, url: str, executor: Executor, ruleset: str = "nmjl") -> list[Outcome]:
-    game_id = store.create_game(ruleset, seed=11)
+    game_id = store.registry.create_game(ruleset, seed=11)
     futures = [
         executor.submit(seat_worker, url, game_id, seat.value, n)
         for seat in SEATS
@@ -33,11 +33,11 @@ def race(store: GameStore, url: str, executor: Executor, ruleset: str = "nmjl") 
     # meanwhile a director reads: never half a command, never a false alarm
     reads = 0
     while not all(f.done() for f in futures) or reads == 0:
-        table = store.table(game_id)
+        table = store.reads.table(game_id)
         assert sorted(tiles_held(table)) == list(range(TILE_COUNT))
-        assert store.verify(game_id).ok
-        store.replay(game_id)  # a fold of a partial command would raise ReplayMismatch
-        assert store.check_projections() == []
+        assert store.tamper.verify(game_id).ok
+        store.reads.replay(game_id)  # a fold of a partial command would raise ReplayMismatch
+        assert store.auditor.check_projections() == []
         reads += 1
     outcomes: list[Outcome] = []
     for future in futures:
@@ -85,12 +85,12 @@ def check_race(store: GameStore, game_id: str, outcomes: list[Outcome]) -> None:
     for o in outcomes:
         assert stored[o.command_id] == (o.first_seq, o.last_seq)
     # the game is whole: finished, every tile once, chain and projection sound
-    table = store.table(game_id)
+    table = store.reads.table(game_id)
     assert table.finished
     assert sorted(tiles_held(table)) == list(range(TILE_COUNT))
-    assert store.verify(game_id).ok
-    assert store.check_projections() == []
-    assert store.replay(game_id).snapshot() == table.snapshot()
+    assert store.tamper.verify(game_id).ok
+    assert store.auditor.check_projections() == []
+    assert store.reads.replay(game_id).snapshot() == table.snapshot()
 
 
 @pytest.mark.rule("SVC-06")
@@ -114,26 +114,26 @@ def test_contended_writers_wait_and_never_see_a_stale_game(store: GameStore, db_
     (A command that waited for the game's lock once read the winner's games row with the
     loser's old projection; it showed up as a spurious GameNotFound.)
     """
-    game_id = store.create_game(seed=31)
+    game_id = store.registry.create_game(seed=31)
     rounds = 40
     with ThreadPoolExecutor(max_workers=3) as pool:
         results = pool.map(lambda seat: toggler(db_url, game_id, seat.value, rounds), SEATS[:3])
         problems = [p for found in results for p in found]
     assert problems == []
-    assert store.last_seq(game_id) == 1 + 3 * rounds
-    assert store.verify(game_id).ok
-    assert store.check_projections() == []
-    assert store.table(game_id).selections == {}
+    assert store.registry.last_seq(game_id) == 1 + 3 * rounds
+    assert store.tamper.verify(game_id).ok
+    assert store.auditor.check_projections() == []
+    assert store.reads.table(game_id).selections == {}
 
 
 def _three(store: GameStore, game_id: str, seat: Seat) -> list[int]:
-    return [t for t in store.table(game_id).racks[seat] if not is_joker(t)][:3]
+    return [t for t in store.reads.table(game_id).racks[seat] if not is_joker(t)][:3]
 
 
 def _everything(store: GameStore, game_id: str) -> tuple:
     with store.engine.connect() as conn:
         return (
-            [e.to_dict() for e in store.events(game_id)],
+            [e.to_dict() for e in store.reads.events(game_id)],
             conn.execute(select(ProjectionRow.seq, ProjectionRow.snapshot)).all(),
             conn.execute(select(GameRow.last_seq, GameRow.status)).all(),
             conn.execute(select(CommandRow.command_id)).all(),
@@ -147,26 +147,28 @@ def test_connection_killed_mid_resolution_leaves_the_game_as_before(
 ) -> None:
     """The resolution's one writing statement is held on a lock half-way (its rows of
     the tables before ``commands`` written) and its backend terminated there."""
-    game_id = pg_store.create_game(seed=21)
+    game_id = pg_store.registry.create_game(seed=21)
     for seat in SEATS[:3]:
-        pg_store.execute(game_id, ConfirmPass(seat=seat, tiles=_three(pg_store, game_id, seat)))
+        pg_store.writes.execute(
+            game_id, ConfirmPass(seat=seat, tiles=_three(pg_store, game_id, seat))
+        )
     resolving = ConfirmPass(seat=Seat.NORTH, tiles=_three(pg_store, game_id, Seat.NORTH))
     before = _everything(pg_store, game_id)
     database = make_url(pg_url).database
     assert database is not None
     with psycopg.connect(libpq(pg_url)) as holder, ThreadPoolExecutor(1) as pool:
         holder.execute("LOCK TABLE commands IN SHARE MODE")
-        attempt = pool.submit(pg_store.execute, game_id, resolving, command_id="resolve")
+        attempt = pool.submit(pg_store.writes.execute, game_id, resolving, command_id="resolve")
         kill_blocked(pg_admin_url, database, "WITH moved AS")
         with pytest.raises(StoreUnavailable) as info:
             attempt.result(timeout=30)
         holder.rollback()
     assert info.value.code == "store_unavailable"
     assert _everything(pg_store, game_id) == before
-    assert pg_store.verify(game_id).ok
+    assert pg_store.tamper.verify(game_id).ok
     # the client retries with the same id: the pass resolves once
-    result = pg_store.execute(game_id, resolving, command_id="resolve")
+    result = pg_store.writes.execute(game_id, resolving, command_id="resolve")
     assert not result.duplicate
     assert [e.type for e in result.events].count("tiles_transferred") == 4
-    assert pg_store.check_projections() == []
-    assert pg_store.execute(game_id, resolving, command_id="resolve").duplicate
+    assert pg_store.auditor.check_projections() == []
+    assert pg_store.writes.execute(game_id, resolving, command_id="resolve").duplicate

@@ -20,7 +20,7 @@ def queries() -> dict[str, str]:
 
 
 def game(store: GameStore, seed: int) -> str:
-    game_id = store.create_game(seed=seed)
+    game_id = store.registry.create_game(seed=seed)
     play_bots(store, game_id, seed)
     return game_id
 
@@ -39,7 +39,7 @@ def test_director_queries_answer_from_the_events(pg_store: GameStore) -> None:
             return conn.execute(text(sql[name]), binds).all()
 
         for game_id in games:
-            rows = pg_store.events(game_id)
+            rows = pg_store.reads.events(game_id)
             east = run("east_passed", game=game_id)
             expected = [
                 (
@@ -74,7 +74,7 @@ def test_director_queries_answer_from_the_events(pg_store: GameStore) -> None:
         for game_id in games:
             forwarded = [
                 len(r.payload["forwarded"])
-                for r in pg_store.events(game_id)
+                for r in pg_store.reads.events(game_id)
                 if r.type == "tiles_transferred" and r.payload["forwarded"]
             ]
             if forwarded:

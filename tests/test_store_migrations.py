@@ -37,19 +37,19 @@ def tables(store: GameStore) -> set[str]:
 def test_upgrade_downgrade_upgrade_on_postgres(pg_empty_url: str) -> None:
     store = GameStore(pg_empty_url)
     try:
-        assert store.schema_status() == "empty"
+        assert store.core.schema_status() == "empty"
         assert tables(store) == set()
-        store.upgrade()
-        assert store.schema_status() == "current"
+        store.core.upgrade()
+        assert store.core.schema_status() == "current"
         assert tables(store) == TABLES
-        game_id = store.create_game(seed=1)
-        store.downgrade("base")
+        game_id = store.registry.create_game(seed=1)
+        store.core.downgrade("base")
         assert tables(store) == set()
-        assert store.schema_status() == "empty"
-        store.upgrade()
-        assert store.schema_status() == "current"
-        assert store.games() == []
-        assert store.create_game(seed=1) != game_id
+        assert store.core.schema_status() == "empty"
+        store.core.upgrade()
+        assert store.core.schema_status() == "current"
+        assert store.registry.games() == []
+        assert store.registry.create_game(seed=1) != game_id
         assert pending_diff(store) == []
     finally:
         store.dispose()
@@ -58,13 +58,13 @@ def test_upgrade_downgrade_upgrade_on_postgres(pg_empty_url: str) -> None:
 def test_upgrade_on_a_fresh_sqlite_file(tmp_path) -> None:
     store = GameStore(f"sqlite:///{tmp_path / 'sub' / 'fresh.sqlite3'}")  # folder is created
     try:
-        assert store.schema_status() == "empty"
-        store.upgrade()
-        store.upgrade()  # idempotent
-        assert store.schema_status() == "current"
-        store.downgrade("base")
+        assert store.core.schema_status() == "empty"
+        store.core.upgrade()
+        store.core.upgrade()  # idempotent
+        assert store.core.schema_status() == "current"
+        store.core.downgrade("base")
         assert tables(store) == set()
-        store.upgrade()
+        store.core.upgrade()
         assert tables(store) == TABLES
     finally:
         store.dispose()
@@ -73,13 +73,13 @@ def test_upgrade_on_a_fresh_sqlite_file(tmp_path) -> None:
 def test_a_downgrade_keeps_every_game_record(store: GameStore) -> None:
     """Down to 0001 and up again: the games' rows stay (SQLite's batch mode would rebuild
     games, and dropping the old table with foreign keys on deleted every game's events)."""
-    game_id = store.create_game(seed=3)
+    game_id = store.registry.create_game(seed=3)
     play_bots(store, game_id, seed=3)
-    rows = len(store.events(game_id))
-    store.downgrade("0001")
-    store.upgrade()
-    assert len(store.events(game_id)) == rows
-    assert store.table(game_id).finished
+    rows = len(store.reads.events(game_id))
+    store.core.downgrade("0001")
+    store.core.upgrade()
+    assert len(store.reads.events(game_id)) == rows
+    assert store.reads.table(game_id).finished
 
 
 def test_models_match_migrations(store: GameStore) -> None:

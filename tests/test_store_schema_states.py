@@ -37,7 +37,7 @@ def own_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     else:
         url = request.getfixturevalue("pg_empty_url")
     with opened(url) as store:
-        store.upgrade()
+        store.core.upgrade()
     return url
 
 
@@ -60,7 +60,7 @@ def test_the_store_names_each_state(own_url: str, state: str) -> None:
     statement, words = BREAKS[state]
     run_sql(own_url, statement)
     with opened(own_url) as store:
-        schema = store.schema_state()
+        schema = store.core.schema_state()
     assert schema.status == state
     assert words in schema.message
 
@@ -76,7 +76,7 @@ def test_serve_and_migrate_refuse_with_the_reason(own_url: str, state: str) -> N
         assert words in said, said
         assert "Traceback" not in said
     with opened(own_url) as store:
-        assert store.schema_status() == state  # nothing was migrated
+        assert store.core.schema_status() == state  # nothing was migrated
 
 
 def test_an_outdated_schema_is_told_to_migrate(own_url: str) -> None:

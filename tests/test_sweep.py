@@ -27,15 +27,15 @@ UNTOUCHED = 2
 def finished_games(store: GameStore, count: int, first_seed: int = SEED) -> list[str]:
     games = []
     for seed in range(first_seed, first_seed + count):
-        game_id = store.create_game(seed=seed)
+        game_id = store.registry.create_game(seed=seed)
         play_bots(store, game_id, seed)
         games.append(game_id)
-    store.wait_for_seals()  # each finishing command asked for its game's seal
+    store.writes.wait_for_seals()  # each finishing command asked for its game's seal
     return games
 
 
 def final_anchor(store: GameStore, game_id: str):  # type: ignore[no-untyped-def]
-    return store.anchors(game_id)[-1]
+    return store.tamper.anchors(game_id)[-1]
 
 
 def unseal(store: GameStore, game_id: str) -> None:
@@ -66,8 +66,8 @@ def test_a_sweep_names_each_tampering_among_many_serial_and_parallel(
     for kind, game_id in zip(kinds, games, strict=False):
         expected[game_id] = TAMPERING[kind][0](store, game_id)
 
-    serial = store.verify_all(jobs=1)
-    parallel = store.verify_all(jobs=2)
+    serial = store.tamper.verify_all(jobs=1)
+    parallel = store.tamper.verify_all(jobs=2)
     for sweep in (serial, parallel):
         by_game = {v.game_id: v for v in sweep.verifications}
         assert sorted(by_game) == sorted(games)
@@ -83,11 +83,11 @@ def test_a_sweep_names_each_tampering_among_many_serial_and_parallel(
     assert [v.to_dict() for v in serial.verifications] == [
         v.to_dict() for v in parallel.verifications
     ]
-    one_by_one = {g: store.verify(g).findings for g in games}
+    one_by_one = {g: store.tamper.verify(g).findings for g in games}
     assert {v.game_id: v.findings for v in serial.verifications} == one_by_one
-    assert {q["game_id"] for q in store.quarantines()} == set(expected)
+    assert {q["game_id"] for q in store.tamper.quarantines()} == set(expected)
 
-    forced = store.verify_all(replay=True, jobs=2)
+    forced = store.tamper.verify_all(replay=True, jobs=2)
     assert forced.replayed == len(games)
     assert {v.game_id: v.findings for v in forced.verifications} == one_by_one
 
@@ -106,14 +106,14 @@ def test_a_finished_game_is_sealed_once_and_replayed_only_when_needed(
         anchor = final_anchor(store, game_id)
         assert anchor.finished and anchor.replay_digest is not None
         assert store.anchor_key.checks(anchor)
-    assert not store.verify(games[0]).replayed
-    assert store.verify(games[0], replay=True).replayed
+    assert not store.tamper.verify(games[0]).replayed
+    assert store.tamper.verify(games[0], replay=True).replayed
 
     unseal(store, games[1])  # as a game finished before seals were written
-    first = store.verify_all()
+    first = store.tamper.verify_all()
     assert first.replayed == 1 and first.sealed == 1
     assert all(v.ok for v in first.verifications)
-    again = store.verify_all()
+    again = store.tamper.verify_all()
     assert again.replayed == 0 and again.sealed == 0
     assert final_anchor(store, games[1]).replay_digest is not None
 
@@ -126,25 +126,25 @@ def test_a_finished_game_is_sealed_once_and_replayed_only_when_needed(
             )
             .values(replay_digest="0" * 64)
         )
-    forged = store.verify_all(games[2:])
+    forged = store.tamper.verify_all(games[2:])
     (verdict,) = forged.verifications
     assert forged.replayed == 1
     assert found(verdict.findings) == {("anchor_bad_signature", verdict.recorded_seq)}
 
 
 def test_a_live_game_is_replayed_and_not_sealed(store: GameStore) -> None:
-    game_id = store.create_game(seed=SEED)
-    swept = store.verify_all([game_id])
+    game_id = store.registry.create_game(seed=SEED)
+    swept = store.tamper.verify_all([game_id])
     assert swept.replayed == 1 and swept.sealed == 0 and swept.verifications[0].ok
-    assert all(a.replay_digest is None for a in store.anchors(game_id))
+    assert all(a.replay_digest is None for a in store.tamper.anchors(game_id))
 
 
 def test_the_audit_of_many_games_is_each_games_audit(store: GameStore) -> None:
     games = finished_games(store, 3)
-    swept = store.audit_all(jobs=2)
+    swept = store.auditor.audit_all(jobs=2)
     assert sorted(swept.audits) == sorted(games)
     for game_id in games:
-        assert swept.audits[game_id].to_dict() == store.audit(game_id).to_dict()
+        assert swept.audits[game_id].to_dict() == store.auditor.audit(game_id).to_dict()
 
 
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))
@@ -168,8 +168,8 @@ def test_a_record_that_does_not_verify_is_not_sealed_nor_quarantined_by_the_seal
     (game_id,) = finished_games(store, 1)
     unseal(store, game_id)
     edited_projection(store, game_id)
-    assert store.seal(game_id) is False
-    assert store.quarantines(game_id) == []
+    assert store.tamper.seal(game_id) is False
+    assert store.tamper.quarantines(game_id) == []
     assert final_anchor(store, game_id).replay_digest is None
 
 
@@ -178,9 +178,9 @@ def test_bots_playing_from_the_answers_play_the_same_game(store: GameStore) -> N
     view): the bots must see, decide and store exactly what they do reading the store."""
     logs = []
     for from_answers in (False, True):
-        game_id = store.create_game(seed=SEED)
+        game_id = store.registry.create_game(seed=SEED)
         given = play_bots(store, game_id, SEED, from_answers=from_answers)
-        events = store.events(game_id)
-        assert events[-1].type == "charleston_complete" or store.table(game_id).finished
+        events = store.reads.events(game_id)
+        assert events[-1].type == "charleston_complete" or store.reads.table(game_id).finished
         logs.append((given, [(e.type, e.seat, e.payload) for e in events[1:]]))
     assert logs[0] == logs[1]

@@ -63,7 +63,7 @@ def rewrite_tail(
 
 
 def anchor_seqs(store: GameStore, game_id: str) -> list[int]:
-    return [a.seq for a in store.anchors(game_id)]
+    return [a.seq for a in store.tamper.anchors(game_id)]
 
 
 def last_command(rows: list[StoredEvent]) -> int:
@@ -306,16 +306,16 @@ def test_tampering_is_named_quarantined_and_reported_alike(
     untouched = Game.create(server, seed=SEED + 1)
     play_bots(store, game.game_id, SEED)
     play_bots(store, untouched.game_id, SEED + 1)
-    assert store.verify(game.game_id).ok
+    assert store.tamper.verify(game.game_id).ok
     # the finishing commands' seals write anchors from a background thread; the tamperer's
     # own transaction (read, then write) must not race them (SQLite: a busy snapshot)
-    store.wait_for_seals()
+    store.writes.wait_for_seals()
     expected = tamper(store, game.game_id)
 
     # a seat's read checks the rows it serves: it finds what a plain read can
     first_read = game.clients["east"].get(game.path("/events"))
     assert first_read.status_code == (423 if reads_find_it else 200), first_read.text
-    assert bool(store.quarantines(game.game_id)) is reads_find_it
+    assert bool(store.tamper.quarantines(game.game_id)) is reads_find_it
 
     over_http = game.clients["director"].get(game.path("/verify"))
     assert over_http.status_code == 200, over_http.text
@@ -331,7 +331,7 @@ def test_tampering_is_named_quarantined_and_reported_alike(
     assert untouched.game_id not in by_cli.stdout  # the other game verifies
     assert cli_findings(by_cli.stdout) == expected, by_cli.stdout
     assert "2 game(s) verified: 1 ok, 1 failed (quarantined)" in by_cli.stdout
-    assert store.verify(game.game_id).to_dict()["findings"] == verdict["findings"]
+    assert store.tamper.verify(game.game_id).to_dict()["findings"] == verdict["findings"]
 
     assert_quarantined_for_seats(game)
     audit = game.clients["director"].get(game.path("/audit"))
@@ -404,26 +404,26 @@ def test_a_director_repairs_then_lifts_from_the_cli(
     db_url: str,
     tmp_path: Path,
 ) -> None:
-    game_id = store.create_game(seed=SEED)
+    game_id = store.registry.create_game(seed=SEED)
     play_bots(store, game_id, SEED)
     kept = tmp_path / "anchors.json"
     cli("anchors", "export", str(kept), "--database-url", db_url)
     expected = tamper(store, game_id)
-    assert findings(store.verify(game_id).to_dict()) == expected
+    assert findings(store.tamper.verify(game_id).to_dict()) == expected
     lift = ["quarantine", "lift", game_id, "--note", "repaired", "--database-url", db_url]
     early = cli(*lift, check=False)
     assert early.returncode == 1 and "still fails verify" in early.stdout
 
     cli(*[part.format(kept=kept, game=game_id) for part in repair], "--database-url", db_url)
-    assert store.verify(game_id, quarantine=False).ok
+    assert store.tamper.verify(game_id, quarantine=False).ok
     assert "lifted by" in cli(*lift).stdout
-    assert store.view(game_id, "east")["rack"]
+    assert store.reads.view(game_id, "east")["rack"]
     listed = cli("quarantine", "list", "--all", "--database-url", db_url).stdout
     assert "note: repaired" in listed and "ACTIVE" not in listed
 
 
 def test_verify_reports_each_bad_game_and_goes_on(store: GameStore, db_url: str) -> None:
-    games = [store.create_game(seed=seed) for seed in (1, 2, 3)]
+    games = [store.registry.create_game(seed=seed) for seed in (1, 2, 3)]
     for seed, game_id in enumerate(games, start=1):
         play_bots(store, game_id, seed)
     bad = games[1]
@@ -441,15 +441,15 @@ def test_verify_reports_each_bad_game_and_goes_on(store: GameStore, db_url: str)
         done.stdout
     )
     assert "3 game(s) verified: 2 ok, 1 failed (quarantined)" in done.stdout
-    assert [q["game_id"] for q in store.quarantines()] == [bad]
-    assert store.verify(games[2]).ok
+    assert [q["game_id"] for q in store.tamper.quarantines()] == [bad]
+    assert store.tamper.verify(games[2]).ok
 
 
 @pytest.mark.rule("SVC-08")
 def test_an_exported_anchor_file_catches_what_the_database_no_longer_can(
     store: GameStore, db_url: str, tmp_path: Path
 ) -> None:
-    game_id = store.create_game(seed=SEED)
+    game_id = store.registry.create_game(seed=SEED)
     play_bots(store, game_id, SEED)
     kept = tmp_path / "anchors.json"
     exported = cli("anchors", "export", str(kept), "--database-url", db_url).stdout
@@ -460,14 +460,14 @@ def test_an_exported_anchor_file_catches_what_the_database_no_longer_can(
     with store.engine.begin() as conn:  # the editor also deletes the anchors of those rows
         conn.execute(delete(AnchorRow).where(AnchorRow.game_id == game_id, AnchorRow.seq >= first))
 
-    assert store.verify(game_id).ok  # the database alone is consistent again
+    assert store.tamper.verify(game_id).ok  # the database alone is consistent again
     done = cli("verify", "--anchors", str(kept), "--database-url", db_url, check=False)
     assert done.returncode == 1
     assert ("anchor_row_gone", last) in cli_findings(done.stdout)
     assert f"The kept anchor at seq {last} pins row {last}, which is gone" in done.stdout
-    assert store.quarantines(game_id)[0]["active"]
+    assert store.tamper.quarantines(game_id)[0]["active"]
     with pytest.raises(QuarantineNotLifted, match="lift it with the same file"):
-        store.lift_quarantine(game_id, by="test", note="the database looks fine")
+        store.tamper.lift_quarantine(game_id, by="test", note="the database looks fine")
 
     document = json.loads(kept.read_text())
     document["anchors"][0]["seq"] = "not a number"
@@ -480,10 +480,10 @@ def test_anchors_are_written_with_their_commands_and_signed(store: GameStore) ->
     from charleston_fsm.store import ANCHOR_EVERY
     from charleston_fsm.store.anchors import needs_anchor
 
-    game_id = store.create_game(seed=SEED)
+    game_id = store.registry.create_game(seed=SEED)
     play_bots(store, game_id, SEED)
     rows = stored_rows(store, game_id)
-    anchors = store.anchors(game_id)
+    anchors = store.tamper.anchors(game_id)
     assert all(store.anchor_key.checks(a) for a in anchors)
     by_seq = {a.seq: a for a in anchors}
     assert by_seq[1].head_hash == rows[0].hash
@@ -520,13 +520,13 @@ def test_readers_finding_it_at_once_open_one_quarantine(store: GameStore) -> Non
 
     from charleston_fsm.store import GameQuarantined
 
-    game_id = store.create_game(seed=SEED)
+    game_id = store.registry.create_game(seed=SEED)
     play_bots(store, game_id, SEED)
     appended(store, game_id)
 
     def read(_: int) -> str:
         try:
-            store.events(game_id)
+            store.reads.events(game_id)
         except GameQuarantined as exc:
             return exc.code
         return "served"
@@ -534,7 +534,7 @@ def test_readers_finding_it_at_once_open_one_quarantine(store: GameStore) -> Non
     with ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(read, range(16)))
     assert set(answers) == {"game_quarantined"}
-    assert [q["number"] for q in store.quarantines(game_id)] == [1]
+    assert [q["number"] for q in store.tamper.quarantines(game_id)] == [1]
 
 
 @pytest.mark.rule("SVC-08")
@@ -546,21 +546,21 @@ def test_a_command_colliding_with_a_forged_row_is_told_the_game_is_quarantined(
     from charleston_fsm.engine.tiles import is_joker
     from charleston_fsm.store import GameQuarantined
 
-    game_id = store.create_game(seed=SEED)  # live: the forged row takes seq 2
+    game_id = store.registry.create_game(seed=SEED)  # live: the forged row takes seq 2
     appended(store, game_id)
-    rack = store.table(game_id).racks[Seat.EAST]
+    rack = store.reads.table(game_id).racks[Seat.EAST]
     tiles = [t for t in rack if not is_joker(t)][:3]
     with pytest.raises(GameQuarantined):  # not a Conflict to retry forever
-        store.execute(game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles), command_id="e-1")
-    assert findings(store.verify(game_id).to_dict()) == {("beyond_head", 2)}
+        store.writes.execute(game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles), command_id="e-1")
+    assert findings(store.tamper.verify(game_id).to_dict()) == {("beyond_head", 2)}
 
 
 @pytest.mark.rule("SVC-08")
 def test_an_unfinished_game_marked_finished_fails_verify(store: GameStore) -> None:
-    game_id = store.create_game(seed=SEED)
-    assert store.verify(game_id).ok
+    game_id = store.registry.create_game(seed=SEED)
+    assert store.tamper.verify(game_id).ok
     with store.engine.begin() as conn:
         conn.execute(update(GameRow).where(GameRow.id == game_id).values(status="finished"))
-    verdict = store.verify(game_id, quarantine=False)
+    verdict = store.tamper.verify(game_id, quarantine=False)
     assert findings(verdict.to_dict()) == {("status_differs", None)}
     assert "status" in verdict.message and "'active'" in verdict.message

@@ -244,17 +244,19 @@ def test_verify_and_seal_agree_whatever_the_store_folded_before(store: GameStore
     off (and the other way round); play them to the end so the sealing thread folds them
     one after the other too. Nothing is quarantined."""
     for order in (ISSUE_GAMES, ISSUE_GAMES[::-1]):
-        games = [store.create_game("four_winds", options, seed=seed) for seed, options in order]
+        games = [
+            store.registry.create_game("four_winds", options, seed=seed) for seed, options in order
+        ]
         for game_id in games:
-            verdict = store.verify(game_id)
+            verdict = store.tamper.verify(game_id)
             assert verdict.ok, verdict.findings
         for seed, game_id in enumerate(games):
             play_bots(store, game_id, seed)
-        store.wait_for_seals()
+        store.writes.wait_for_seals()
         for game_id in games:
-            store.ensure_open(game_id)  # the seal quarantined nothing
-            assert store.verify(game_id, replay=True).ok
-            assert store.view(game_id)["game"]["finished"]
+            store.reads.ensure_open(game_id)  # the seal quarantined nothing
+            assert store.tamper.verify(game_id, replay=True).ok
+            assert store.reads.view(game_id)["game"]["finished"]
 
 
 @pytest.mark.rule("SVC-04")

@@ -1,7 +1,7 @@
 """The FastAPI application: authentication, redaction and problem+json over the store.
 
 Everything that decides the game lives in the engine and the store; the routes map
-tokens to roles, commands to ``store.execute``, refusals to HTTP statuses, and pass every
+tokens to roles, commands to ``store.writes.execute``, refusals to HTTP statuses, and pass every
 payload meant for a seat through :mod:`charleston_fsm.engine.views` (``seat_view``, ``redact``).
 This module only assembles the service: its settings, lifespan, middleware, error
 handlers and routers.
@@ -34,7 +34,7 @@ from .clockthread import CLOCK_INTERVAL, ClockThread
 from .hot_route import hot_route
 from .logs import log
 from .middleware import DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
-from .notify import Notifier, notifier_for
+from .notify import Notifier
 from .problems import install
 from .responses import FastJSONResponse
 
@@ -43,23 +43,13 @@ MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
 PLATFORM_KEY_ENV = "CHARLESTON_PLATFORM_KEY"
 
 
-def _store_url(store: Any) -> str | None:
-    url = getattr(store, "url", None)
-    if url is None and getattr(store, "engine", None) is not None:
-        url = store.engine.url
-    if url is None:
-        return None
-    render = getattr(url, "render_as_string", None)
-    return render(hide_password=False) if render else str(url)
-
-
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     notifier: Notifier = app.state.notifier
     # the route threads and the store's connection pool are sized together
     to_thread.current_default_thread_limiter().total_tokens = POOL_THREADS
     await run_in_threadpool(notifier.start)
-    clock = ClockThread(app.state.store, notifier, app.state.clock_interval)
+    clock = ClockThread(app.state.store, app.state.clock_interval)
     clock.start()
     log.info("service started", extra={"notifier": notifier.kind, "pid": os.getpid()})
     try:
@@ -90,7 +80,8 @@ def create_app(
         platform_key = os.environ.get(PLATFORM_KEY_ENV) or None
     if max_body_bytes is None:
         max_body_bytes = int(os.environ.get(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
-    notifier = notifier or notifier_for(_store_url(store))
+    notifier = notifier or Notifier()
+    notifier.attach(store.core.notices)  # this process's commits, then (PostgreSQL) others'
 
     app = FastAPI(
         title="charleston-fsm",

@@ -62,16 +62,14 @@ class BotRunner:
 
     def _step(self, game_id: str, bot: Bot) -> tuple[bool, bool]:
         """One decision: (acted, finished-and-idle)."""
-        seq = self.store.last_seq(game_id)
-        view = self.store.view(game_id, bot.seat)
+        seq = self.store.registry.last_seq(game_id)
+        view = self.store.reads.view(game_id, bot.seat)
         command = bot.decide(view)
         if command is None:
             return False, bool(view["game"]["finished"])
-        result = self.store.execute(
+        self.store.writes.execute(
             game_id, command, command_id=f"{bot.seat.value}:bot-{seq}-{command.type}"
         )
-        if not result.duplicate and result.events:
-            self.notifier.publish(game_id, result.events[-1].seq)
         log.info("bot command", extra={"role": bot.seat.value, "command": command.type})
         return True, False
 

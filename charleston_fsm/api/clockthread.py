@@ -2,8 +2,8 @@
 
 Every ``serve`` process runs one; the store makes them safe together (``SKIP LOCKED``,
 re-checks under the game's lock, deterministic command ids), so a deadline fires once
-whichever process sees it first, and after a restart. What it writes is published
-through the notifier, so streams update.
+whichever process sees it first, and after a restart. What it writes is told to the
+streams by the store's notices, as every write is.
 """
 
 from __future__ import annotations
@@ -18,17 +18,16 @@ RETRY_SECONDS = 5.0  # after a failed poll
 
 
 class ClockThread:
-    """A daemon thread calling ``store.fire_due_clocks`` every ``interval`` seconds."""
+    """A daemon thread calling ``store.clock_worker.fire_due_clocks`` every ``interval`` seconds."""
 
-    def __init__(self, store: Any, notifier: Any, interval: float | None) -> None:
+    def __init__(self, store: Any, interval: float | None) -> None:
         self.store = store
-        self.notifier = notifier
         self.interval = interval
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        if self.interval is None or not hasattr(self.store, "fire_due_clocks"):
+        if self.interval is None or not hasattr(self.store, "clock_worker"):
             return
         self._thread = threading.Thread(target=self._run, name="clock-worker", daemon=True)
         self._thread.start()
@@ -41,8 +40,7 @@ class ClockThread:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             try:
-                for game_id, seq in self.store.fire_due_clocks():
-                    self.notifier.publish(game_id, seq)
+                self.store.clock_worker.fire_due_clocks()
             except Exception:  # the database is away, a schema is not current ...
                 log.exception("clock worker: a poll failed; trying again shortly")
                 self._stop.wait(RETRY_SECONDS)

@@ -65,7 +65,7 @@ def authenticate(request: Request, game_id: str) -> str:
     roles: dict[tuple[str, str], str] = request.app.state.roles
     token = bearer_token(request)
     if token is None:
-        store.last_seq(game_id)  # GameNotFound for an unknown game
+        store.registry.last_seq(game_id)  # GameNotFound for an unknown game
         raise unauthorized(
             "missing_token",
             "Send a seat or director token of this game as 'Authorization: Bearer <token>'.",
@@ -73,7 +73,7 @@ def authenticate(request: Request, game_id: str) -> str:
     digest = token_hash(token)
     role = roles.get((game_id, digest))
     if role is None:
-        role = store.role_for(game_id, digest)
+        role = store.registry.role_for(game_id, digest)
         if role is None and could_exist(game_id) and round_director_opens(store, game_id, digest):
             role = "director"  # the round's token directs each of its tables
         if role is not None:  # a game's credentials never change: remember the role
@@ -81,7 +81,7 @@ def authenticate(request: Request, game_id: str) -> str:
                 roles.clear()
             roles[(game_id, digest)] = role
     if role is None:
-        store.last_seq(game_id)
+        store.registry.last_seq(game_id)
         raise unauthorized("invalid_token", "This token does not open this game.")
     request.state.role = role
     return role

@@ -1,15 +1,12 @@
-"""Wake the streams of a game when new events are stored.
+"""Wake the streams (and bots) of a game when new events are stored.
 
 A notification only says "game G has events up to seq N": every subscriber then reads
 the new events from the store after its own last seq and redacts them for its seat, so
 a missed or duplicated notification never loses or leaks anything.
 
-- In-process (:class:`Notifier`): the service publishes after each command it stores.
-  Enough for SQLite and for a single process.
-- PostgreSQL (:class:`PostgresNotifier`): the store runs
-  ``pg_notify('charleston_events', '<game_id>:<seq>')`` in the command's transaction; each
-  service process LISTENs on one dedicated connection (a daemon thread) and fans out to
-  its own subscribers, so a command stored through process A wakes streams served by B.
+The store tells (``charleston_fsm.store.notices``): this process's writes at once, after
+each commit, and (PostgreSQL) other processes' writes as its listening connection hears
+them. :class:`Notifier` fans those out to the asyncio subscribers of this process.
 """
 
 from __future__ import annotations
@@ -17,13 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .logs import log
-
-CHANNEL = "charleston_events"
+from ..store.notices import Notices
 
 
 @dataclass(eq=False)
@@ -47,14 +41,29 @@ class Subscription:
 
 
 class Notifier:
-    """In-process fan-out of "new events in game G" to that game's subscribers."""
+    """Fan-out of "new events in game G" to that game's subscribers in this process.
 
-    kind = "in-process"
+    ``source``: the store's notices (:meth:`attach`), which call :meth:`publish`; without
+    one, only what is published here is heard.
+    """
 
-    def __init__(self) -> None:
+    def __init__(self, source: Notices | None = None) -> None:
         self._lock = threading.Lock()
         self._subs: dict[str, set[Subscription]] = defaultdict(set)
         self.delivered = 0
+        self.source: Notices | None = None
+        if source is not None:
+            self.attach(source)
+
+    def attach(self, source: Notices) -> None:
+        """Hear the store's notices (once)."""
+        if self.source is None:
+            self.source = source
+            source.listen(self.publish, on_gap=self.wake_all)
+
+    @property
+    def kind(self) -> str:
+        return self.source.kind if self.source is not None else "in-process"
 
     def subscribe(self, game_id: str) -> Subscription:
         sub = Subscription(game_id, asyncio.get_running_loop())
@@ -90,79 +99,14 @@ class Notifier:
             return sum(len(s) for s in self._subs.values())
 
     def start(self) -> None:
-        pass
+        """Start hearing other processes (the store's listening thread, PostgreSQL)."""
+        if self.source is not None:
+            self.source.start()
 
     def stop(self) -> None:
-        pass
+        if self.source is not None:
+            self.source.stop()
 
     @property
     def healthy(self) -> bool:
-        return True
-
-
-class PostgresNotifier(Notifier):
-    """LISTEN on one dedicated psycopg connection in a daemon thread; reconnect on loss."""
-
-    kind = "postgres-listen"
-
-    def __init__(self, dsn: str, *, poll: float = 0.5) -> None:
-        super().__init__()
-        self.dsn = dsn
-        self.poll = poll
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._connected = threading.Event()
-
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="pg-listen", daemon=True)
-            self._thread.start()
-            self._connected.wait(5)
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    @property
-    def healthy(self) -> bool:
-        return self._connected.is_set()
-
-    def _run(self) -> None:
-        import psycopg
-
-        backoff = 0.2
-        while not self._stop.is_set():
-            try:
-                with psycopg.connect(self.dsn, autocommit=True) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
-                    self._connected.set()
-                    backoff = 0.2
-                    # whatever happened while we were not listening: let everyone re-read
-                    self.wake_all()
-                    while not self._stop.is_set():
-                        for note in conn.notifies(timeout=self.poll):
-                            game_id, _, seq = note.payload.rpartition(":")
-                            self.publish(game_id, int(seq) if seq.isdigit() else None)
-            except Exception as exc:  # connection lost: retry, streams keep polling slowly
-                self._connected.clear()
-                if self._stop.is_set():
-                    return
-                log.warning("listen connection lost", extra={"error": type(exc).__name__})
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
-
-
-def listen_dsn(url: str | None) -> str | None:
-    """A libpq connection string for a SQLAlchemy PostgreSQL URL; ``None`` for others."""
-    if not url or not url.startswith("postgres"):
-        return None
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-def notifier_for(url: str | None) -> Notifier:
-    dsn = listen_dsn(url)
-    return PostgresNotifier(dsn) if dsn else Notifier()
+        return self.source.healthy if self.source is not None else True

@@ -9,11 +9,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+from ..engine.annotations import from_director
 from ..engine.commands import ANNOTATION_COMMANDS, DIRECTOR_COMMANDS, no_nul
 from ..store.audit import AuditReport
 from .deps import (
     Credentials,
-    NotifierDep,
     StoreDep,
     TokenFirstRoute,
     director_only,
@@ -67,7 +67,7 @@ def get_audit(
     format: Annotated[str, Query(pattern="^(json|text)$")] = "json",
 ) -> Response:
     director_only(request, game_id)
-    report = store.audit(game_id)
+    report = store.auditor.audit(game_id)
     if format == "text":
         return PlainTextResponse(report.to_text())
     return JSONResponse(report.to_dict())
@@ -86,7 +86,7 @@ def get_audit(
 )
 def get_verify(game_id: str, request: Request, store: StoreDep, _: Credentials) -> dict[str, Any]:
     director_only(request, game_id)
-    return store.verify(game_id).to_dict()
+    return store.tamper.verify(game_id).to_dict()
 
 
 @router.get(
@@ -99,7 +99,7 @@ def get_quarantine(
     game_id: str, request: Request, store: StoreDep, _: Credentials
 ) -> dict[str, Any]:
     director_only(request, game_id)
-    return {"game_id": game_id, "quarantines": store.quarantines(game_id)}
+    return {"game_id": game_id, "quarantines": store.tamper.quarantines(game_id)}
 
 
 @router.post(
@@ -129,7 +129,7 @@ def lift_quarantine(
         raise ApiProblem(
             422, "invalid_note", f"note: {refused}.", kind="setup", rule="SVC-08"
         ) from None
-    return store.lift_quarantine(game_id, by="director (HTTP)", note=note)
+    return store.tamper.lift_quarantine(game_id, by="director (HTTP)", note=note)
 
 
 @router.get(
@@ -148,7 +148,7 @@ def get_game_diagram(
     director_only(request, game_id)
     from .. import diagrams
 
-    return diagram(diagrams.live, store.table(game_id), format)
+    return diagram(diagrams.live, store.reads.table(game_id), format)
 
 
 @router.post(
@@ -173,7 +173,6 @@ def post_director_command(
     game_id: str,
     request: Request,
     store: StoreDep,
-    notifier: NotifierDep,
     _: Credentials,
     body: Annotated[dict[str, Any], Body(examples=[{"type": "close_ding_dong"}])],
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
@@ -199,8 +198,8 @@ def post_director_command(
             "seats send their own commands with their tokens.",
         )
     if annotation:
-        result = store.direct(game_id, body, f"director:{command_id}")
-        return command_answer(store, notifier, game_id, command_id, result, None)
+        result = store.writes.annotate(game_id, from_director(body), f"director:{command_id}")
+        return command_answer(store, game_id, command_id, result, None)
     command = command_from(body)
     result = execute_with_retries(store, game_id, command, f"director:{command_id}")
-    return command_answer(store, notifier, game_id, command_id, result, None)
+    return command_answer(store, game_id, command_id, result, None)

@@ -25,7 +25,6 @@ from .auth import ROLES, new_token, seat_of, token_hash
 from .deps import (
     SEAT_RULE,
     Credentials,
-    NotifierDep,
     StoreDep,
     TokenFirstRoute,
     authenticate,
@@ -80,7 +79,7 @@ def create_game(
 ) -> FastJSONResponse:
     platform_only(request)
     setup = table_setup(body)
-    game_id = store.create_game(**setup.store_args)
+    game_id = store.registry.create_game(**setup.store_args)
     request.state.game_id = str(game_id)
     request.state.role = "platform"
     log.info("game created", extra={"game_id": str(game_id), "ruleset": setup.ruleset})
@@ -127,7 +126,7 @@ def page_links(game_id: str, tokens: dict[str, str]) -> dict[str, str]:
 
 
 def table_setup(body: CreateGame) -> TableSetup:
-    """What ``store.create_game`` takes for a create-game request, with fresh tokens
+    """What ``store.registry.create_game`` takes for a create-game request, with fresh tokens
     (a game's and each table of a round's: one path for both)."""
     if body.seed is not None and body.hands is not None:
         raise ApiProblem(
@@ -169,7 +168,7 @@ def table_setup(body: CreateGame) -> TableSetup:
 )
 def get_game(game_id: str, request: Request, store: StoreDep, _: Credentials) -> FastJSONResponse:
     role = authenticate(request, game_id)
-    view = store.view(game_id, seat_of(role))
+    view = store.reads.view(game_id, seat_of(role))
     return FastJSONResponse({"game_id": game_id, "role": role, "view": view})
 
 
@@ -195,7 +194,6 @@ def post_command(
     game_id: str,
     request: Request,
     store: StoreDep,
-    notifier: NotifierDep,
     _: Credentials,
     body: Annotated[dict[str, Any], Body(openapi_examples=COMMAND_EXAMPLES)],
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
@@ -223,7 +221,7 @@ def post_command(
     request.state.command = str(body.get("type", ""))[:40]
     command = command_from({**body, "seat": role})
     result = execute_with_retries(store, game_id, command, f"{role}:{command_id}")
-    return command_answer(store, notifier, game_id, command_id, result, seat)
+    return command_answer(store, game_id, command_id, result, seat)
 
 
 def command_route() -> APIRoute:
@@ -243,7 +241,6 @@ def command_from(body: dict[str, Any]) -> Command:
 
 def command_answer(
     store: GameStore,
-    notifier: Any,
     game_id: str,
     command_id: str,
     result: ExecuteResult,
@@ -254,15 +251,15 @@ def command_answer(
     # Committed: from here on, a failure must not read as "nothing was stored".
     try:
         events = list(result.events)
-        if events and not result.duplicate:
-            notifier.publish(game_id, max(e.seq for e in events))
         answer = {
             "game_id": game_id,
             "command_id": command_id,
             "duplicate": bool(result.duplicate),
             "events": [event_out(e, role) for e in events],
             # the committed table and clock, no re-read
-            "view": store.view_of(result.snapshot, seat, result.clock, store.players(game_id)),
+            "view": store.reads.view_of(
+                result.snapshot, seat, result.clock, store.reads.players(game_id)
+            ),
         }
     except Exception:
         log.exception("answer failed after the commit")
@@ -302,16 +299,16 @@ def command_id_of(sent: Any, idempotency_key: str | None) -> str:
 def execute_with_retries(
     store: GameStore, game_id: str, command: Command, command_id: str
 ) -> ExecuteResult:
-    """``store.execute``, sent again while other commands of the game win the race.
+    """``store.writes.execute``, sent again while other commands of the game win the race.
 
     Nothing was stored for a lost race (the store's contract for ``Conflict``).
     """
     for attempt in range(MAX_RACE_RETRIES):
         try:
-            return store.execute(game_id, command, command_id=command_id)
+            return store.writes.execute(game_id, command, command_id=command_id)
         except Conflict:
             time.sleep(random.uniform(0.002, 0.01) * 2**attempt)
-    return store.execute(game_id, command, command_id=command_id)
+    return store.writes.execute(game_id, command, command_id=command_id)
 
 
 @router.get(
@@ -328,7 +325,7 @@ def get_events(
     after: Annotated[int, AFTER] = 0,
 ) -> dict[str, Any]:
     role = authenticate(request, game_id)
-    events = store.events(game_id, after=after)
+    events = store.reads.events(game_id, after=after)
     return {
         "game_id": game_id,
         "role": role,
@@ -355,9 +352,9 @@ def get_replay(
     seq: Annotated[int | None, Query(ge=1, le=MAX_SEQ, description="Last seq to fold")] = None,
 ) -> dict[str, Any]:
     role = authenticate(request, game_id)
-    table = store.replay(game_id, at=seq)
+    table = store.reads.replay(game_id, at=seq)
     seat = seat_of(role)
-    names = store.players(game_id)
+    names = store.reads.players(game_id)
     view = (
         director_view(table, players=names)
         if seat is None

@@ -48,7 +48,7 @@ async def start_bot(
     seed: Annotated[int | None, Query(description="The bot's random seed")] = None,
 ) -> dict[str, Any]:
     seat = await run_in_threadpool(seat_only, request, game_id, BOT_REFUSAL)
-    await run_in_threadpool(store.ensure_open, game_id)
+    await run_in_threadpool(store.reads.ensure_open, game_id)
     started = bots.start(game_id, seat, seed)
     return {"game_id": game_id, "seat": seat.value, "bot": "playing", "started": started}
 
@@ -94,7 +94,7 @@ async def stream(
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> EventSourceResponse:
     role = await run_in_threadpool(authenticate, request, game_id)
-    await run_in_threadpool(store.ensure_open, game_id)
+    await run_in_threadpool(store.reads.ensure_open, game_id)
     start = after if after is not None else _resume_from(last_event_id)
     sub = notifier.subscribe(game_id)
 
@@ -107,7 +107,7 @@ async def stream(
             )
             while True:
                 try:
-                    stored_events = await run_in_threadpool(store.events, game_id, last)
+                    stored_events = await run_in_threadpool(store.reads.events, game_id, last)
                 except GameQuarantined as exc:
                     yield ServerSentEvent(data=json.dumps(_problem(exc)), event=exc.code)
                     return
@@ -119,7 +119,9 @@ async def stream(
                     )
                     last = stored.seq
                 if stored_events:
-                    clock = await run_in_threadpool(store.clock_view, game_id, seat_of(role))
+                    clock = await run_in_threadpool(
+                        store.clock_worker.clock_view, game_id, seat_of(role)
+                    )
                     if clock is not None:  # a seat's own deadline only (the director: all)
                         yield ServerSentEvent(
                             data=json.dumps({"game_id": game_id, "seq": last, "clock": clock}),

@@ -135,7 +135,7 @@ def healthz() -> dict[str, Any]:
 )
 def readyz(store: StoreDep, notifier: NotifierDep) -> Response:
     try:
-        schema = store.schema_state()
+        schema = store.core.schema_state()
     except Exception as exc:
         log.warning("database unreachable", extra={"error": type(exc).__name__})
         return problem(503, "database_unreachable", "The database does not answer.", kind="server")

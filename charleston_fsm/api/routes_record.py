@@ -77,7 +77,7 @@ def get_round_results(
     format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
 ) -> Any:
     token = bearer_token(request)
-    if not store.round_opens(round_id, token_hash(token or "")):
+    if not store.rounds.round_opens(round_id, token_hash(token or "")):
         raise unauthorized(
             "invalid_token", "Send the round's own token (from POST /v1/rounds) to read it."
         )
@@ -110,4 +110,4 @@ def get_replay_diagram(
     director_only(request, game_id)
     from .. import diagrams
 
-    return diagram(diagrams.live, store.replay(game_id, at=seq), format)
+    return diagram(diagrams.live, store.reads.replay(game_id, at=seq), format)

@@ -85,7 +85,7 @@ async def create_round(
 )
 def get_round(round_id: str, request: Request, store: StoreDep, _: Credentials) -> dict[str, Any]:
     token = bearer_token(request)
-    opens = store.round_opens(round_id, token_hash(token or ""))  # 404 before any 401
+    opens = store.rounds.round_opens(round_id, token_hash(token or ""))  # 404 before any 401
     if token is None:
         raise unauthorized(
             "missing_token", "Send the round's director token as 'Authorization: Bearer <token>'."
@@ -97,7 +97,7 @@ def get_round(round_id: str, request: Request, store: StoreDep, _: Credentials) 
             "creation returned, not a table's.",
         )
     request.state.role = "round_director"
-    return store.round_listing(round_id).to_dict()
+    return store.rounds.round_listing(round_id).to_dict()
 
 
 def _specs(body: CreateRound) -> list[RoundTableSpec]:
@@ -141,7 +141,7 @@ def _store_round(
     name: str | None,
     settings: dict[str, Any],
 ) -> tuple[str, list[str]]:
-    return store.create_round(
+    return store.rounds.create_round(
         [s.store_args for s in setups],
         token_hash=token_hash(token),
         name=name,

@@ -67,51 +67,51 @@ def store_costs(database: Database, repeat: int) -> Costs:
 
 
 def _store_costs(store: GameStore, repeat: int) -> Costs:
-    game_id = store.create_game(seed=1)
+    game_id = store.registry.create_game(seed=1)
     commands = toggle(store, game_id)
     flip = iter(range(10**9))
 
     def ready() -> tuple[str, ConfirmPass]:
-        gid = store.create_game(seed=random.randrange(10**6))
+        gid = store.registry.create_game(seed=random.randrange(10**6))
         for seat in SEATS[:3]:
-            store.execute(gid, ConfirmPass(seat=seat, tiles=plain_tiles(store, gid, seat)))
+            store.writes.execute(gid, ConfirmPass(seat=seat, tiles=plain_tiles(store, gid, seat)))
         return gid, ConfirmPass(seat=Seat.NORTH, tiles=plain_tiles(store, gid, Seat.NORTH))
 
     resolving = [ready() for _ in range(max(3, repeat // 6))]
     pending = iter(resolving)
-    finished = store.create_game(seed=7)
+    finished = store.registry.create_game(seed=7)
     play_bots(store, finished, 7)
     seeds = iter(range(100, 10**6))
     few = max(3, repeat // 30)
     runs: list[tuple[str, Callable[[], object], int]] = [
         (
             "store: one command (1 event row)",
-            lambda: store.execute(game_id, commands[next(flip) % 2]),
+            lambda: store.writes.execute(game_id, commands[next(flip) % 2]),
             repeat,
         ),
         (
             "store: a command resolving a pass (7 rows)",
-            lambda: store.execute(*next(pending)),
+            lambda: store.writes.execute(*next(pending)),
             len(resolving),
         ),
         (
             "store: a repeated command id",
-            lambda: store.execute(game_id, commands[0], command_id="repeated"),
+            lambda: store.writes.execute(game_id, commands[0], command_id="repeated"),
             repeat // 2,
         ),
-        ("store: table() (the projection)", lambda: store.table(game_id), repeat),
-        ("store: view() of one seat", lambda: store.view(game_id, Seat.EAST), repeat),
+        ("store: table() (the projection)", lambda: store.reads.table(game_id), repeat),
+        ("store: view() of one seat", lambda: store.reads.view(game_id, Seat.EAST), repeat),
         (
-            "store: a whole bot game (views via store.view)",
+            "store: a whole bot game (views via store.reads.view)",
             lambda: _bot_game(store, next(seeds)),
             few,
         ),
-        ("store: replay() a finished game", lambda: store.replay(finished), few * 3),
-        ("store: verify() a finished game", lambda: store.verify(finished), few * 3),
-        ("store: events() of a finished game", lambda: store.events(finished), few * 3),
+        ("store: replay() a finished game", lambda: store.reads.replay(finished), few * 3),
+        ("store: verify() a finished game", lambda: store.tamper.verify(finished), few * 3),
+        ("store: events() of a finished game", lambda: store.reads.events(finished), few * 3),
     ]
     return {name: _costs(timed(fn, count)) for name, fn, count in runs}
 
 
 def _bot_game(store: GameStore, seed: int) -> None:
-    play_bots(store, store.create_game(seed=seed), seed)
+    play_bots(store, store.registry.create_game(seed=seed), seed)

@@ -49,12 +49,13 @@ def bench_command(
         False,
         "--breakdown",
         help="Also time each engine and store operation, and a command's CPU µs by stage "
-        "(HTTP: parse, auth, lock + read, chart, view, write, notify, serialise; the store's).",
+        "(HTTP: parse, auth, read, chart, view, write, notify, serialise; the store's).",
     ),
 ) -> None:
     """Measure every figure of the speed targets on SQLite and PostgreSQL, each beside its
-    floor in the same run: the store's command latency and throughput, HTTP under an
-    open-loop load, replay, verify + audit, and the server's memory."""
+    floor in the same run: the store's command latency and throughput, PostgreSQL's commit
+    rate with and without pg_notify in the transaction, HTTP under an open-loop load,
+    replay, verify + audit, and the server's memory."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -87,6 +87,6 @@ def postgres_database(admin_url: str = DEFAULT_PG) -> Iterator[Database]:
 def _migrate(database: Database) -> None:
     store = database.store()
     try:
-        store.upgrade()
+        store.core.upgrade()
     finally:
         store.dispose()

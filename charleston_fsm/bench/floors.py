@@ -3,7 +3,9 @@
 ``floor_*`` tables mirror the store's (``store/models.py``): one event row, one projection
 document, the games row's head, one command row. A floor transaction is what a command
 does at the least: lock the game, insert an event, move the projection and the head,
-record the command, notify (PostgreSQL), commit; with no chart, no ORM, no Python between.
+record the command, commit; with no chart, no ORM, no Python between. (The store sends
+its notices after the commit, batched: ``pgbench_rate(notify=True)`` measures the shape
+with ``pg_notify`` inside, as commands ran before issue 25.)
 """
 
 from __future__ import annotations
@@ -110,7 +112,6 @@ def transaction(database: Database, conn: Any, game_id: str, doc: str) -> None:
         (game_id, f"c{seq}", PAYLOAD, seq, seq),
     )
     if pg:
-        conn.execute("SELECT pg_notify('floor', %s)", (game_id,))
         conn.commit()
     else:
         conn.execute("COMMIT")
@@ -143,20 +144,24 @@ INSERT INTO floor_events VALUES (:g::text, :next, 'pass_confirmed', 'east', 'fir
 UPDATE floor_projections SET seq = :next, snapshot = '{doc}' WHERE game_id = :g::text;
 UPDATE floor_games SET last_seq = :next WHERE id = :g::text;
 INSERT INTO floor_commands VALUES (:g::text, 'c' || :next, '{payload}', :next, :next);
-SELECT pg_notify('floor', :g::text);
-COMMIT;
+{notify}COMMIT;
 """
+NOTIFY = "SELECT pg_notify('floor', :g::text);\n"
 
 
-def pgbench_rate(database: Database, clients: int, seconds: float) -> float | None:
-    """pgbench's tps for the command's transaction shape, one game per client; None
-    when ``pgbench`` is not installed."""
+def pgbench_rate(
+    database: Database, clients: int, seconds: float, *, notify: bool = False
+) -> float | None:
+    """pgbench's tps for the command's transaction shape, one game per client (``notify``:
+    with ``pg_notify`` inside the transaction); None when ``pgbench`` is not installed."""
     pgbench = shutil.which("pgbench")
     if pgbench is None:
         return None
     create_tables(database, clients)
     doc = snapshot_doc().replace("'", "''")
-    script = PGBENCH_SCRIPT.format(payload=PAYLOAD, hash=HASH, doc=doc)
+    script = PGBENCH_SCRIPT.format(
+        payload=PAYLOAD, hash=HASH, doc=doc, notify=NOTIFY if notify else ""
+    )
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(script)
     try:

@@ -26,7 +26,7 @@ def _play_worker(url: str, seeds: Sequence[int]) -> list[str]:
     try:
         ids = []
         for seed in seeds:
-            game_id = store.create_game(seed=seed)
+            game_id = store.registry.create_game(seed=seed)
             play_bots(store, game_id, seed, from_answers=True)
             ids.append(game_id)
         return ids
@@ -86,13 +86,13 @@ def _plain_read(database: Database, game_ids: Sequence[str]) -> int:
 
 
 def replay_row(database: Database, game_ids: Sequence[str]) -> Figure:
-    """Events/s of ``store.replay`` (read, check, fold through the chart) per game, beside
+    """Events/s of ``store.reads.replay`` (read, check, fold through the chart) per game, beside
     a plain per-game read of the same rows; a fold without the chart in the details."""
     store = database.store()
     try:
         start = time.perf_counter()
         for game_id in game_ids:
-            store.replay(game_id)
+            store.reads.replay(game_id)
         replay_s = time.perf_counter() - start
         start = time.perf_counter()
         events = _plain_read(database, game_ids)
@@ -125,13 +125,13 @@ def replay_row(database: Database, game_ids: Sequence[str]) -> Figure:
 
 
 def verify_row(database: Database, game_ids: Sequence[str]) -> Figure:
-    """Seconds for verify + audit of every game in one sweep (``store.audit_all``: rows read
+    """Seconds for verify + audit of every game in one sweep (``store.auditor.audit_all``: rows read
     in bulk, one process per core, sealed games checked against their signed replay digest
     instead of replayed), beside reading all their rows in one query and re-hashing each."""
     store = database.store()
     try:
         start = time.perf_counter()
-        sweep = store.audit_all(list(game_ids), jobs=os.cpu_count() or 1)
+        sweep = store.auditor.audit_all(list(game_ids), jobs=os.cpu_count() or 1)
         sweep_s = time.perf_counter() - start
         if sweep.failed:
             raise RuntimeError(f"bench game {sweep.failed[0].game_id} failed verify")

@@ -11,6 +11,7 @@ from .databases import Database, postgres_database, sqlite_database
 from .figures import DEFAULT_PG, ROWS, Figure, median_figure
 from .http_rows import LoadPlan, http_rows
 from .load import Step
+from .notify_rows import notify_rows
 from .replay_rows import FULL_GAMES, replay_row, stored_games, verify_row
 from .stages import Budget, budgets
 from .store_rows import command_row, throughput_row
@@ -122,6 +123,7 @@ def _measure(
     measures: dict[str, Callable[[], list[Figure]]] = {
         "command": lambda: [command_row(database, settings.samples)],
         "throughput": lambda: [throughput_row(database, settings.seconds)],
+        "notify": lambda: notify_rows(database, settings.seconds),
         "replay": lambda: [replay_row(database, games[:REPLAY_GAMES])],
         "verify": lambda: [verify_row(database, games)],
     }

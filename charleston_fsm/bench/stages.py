@@ -33,40 +33,42 @@ from ..api.notify import Notifier
 from ..api.responses import FastJSONResponse
 from ..engine.seats import Seat
 from ..engine.table import Table
-from ..store import GameStore, commands
-from ..store.command_path import CommandPath
+from ..store import GameStore, append, writes
 from ..store.core import StoreCore
 from .databases import Database
 from .store_rows import toggle
 
 #: (stage, object, attribute): the functions whose time is charged to each stage; the
-#: store's public methods are bound to its parts when it is built, so those are wrapped
-#: on the store itself (:func:`targets`)
+#: methods a route calls on the store's parts are wrapped on the parts of the store run
+#: (:func:`targets`)
 WRAPPED: tuple[tuple[str, Any, str], ...] = (
     ("auth (token digest, role)", deps, "authenticate"),
     ("auth (token digest, role)", deps, "role_remembered"),
     ("command parse (pydantic)", routes_games, "command_from"),
-    ("lock + read (round trips)", commands, "read_head"),
+    ("read (round trip; none for a cached game)", append, "read_head"),
     ("snapshot → warm table", StoreCore, "load"),
     ("chart (Table.execute)", Table, "execute"),
-    ("rows + hash chain", commands, "chained_rows"),
+    ("rows + hash chain", writes, "chained_rows"),
     ("snapshot of the table", Table, "snapshot"),
-    ("write (round trip)", commands, "write"),
+    ("write (round trip)", append, "write"),
     ("view: allowed_commands", Table, "allowed_commands"),
     ("notify (in-process fan-out)", Notifier, "publish"),
     ("serialise (events, orjson)", routes_games, "event_out"),
     ("serialise (events, orjson)", FastJSONResponse, "render"),
-    ("store: the command's own work", CommandPath, "apply"),
+    ("store: the command's own work", writes.Writes, "_through_chart"),
+    ("store: the command's own work", writes.Writes, "_append"),
 )
+#: (stage, part of the store, method)
 ON_THE_STORE = (
-    ("view (seat_view)", "view_of"),
-    ("store: transaction (checkout, BEGIN, COMMIT)", "execute"),
+    ("view (seat_view)", "reads", "view_of"),
+    ("store: transaction (checkout, BEGIN, COMMIT)", "writes", "execute"),
 )
 
 
 def targets(store: GameStore) -> tuple[tuple[str, Any, str], ...]:
     """Every wrapped function of a run on ``store``, in the order stages are listed."""
-    return (*WRAPPED, *((stage, store, name) for stage, name in ON_THE_STORE))
+    on_parts = ((stage, getattr(store, part), name) for stage, part, name in ON_THE_STORE)
+    return (*WRAPPED, *on_parts)
 
 
 #: the stages in the order they are printed (roughly the order a command meets them)
@@ -164,15 +166,15 @@ def _budget(name: str, clock: StageClock, count: int, cpu: float, wall: float) -
 
 def store_budget(store: GameStore, count: int) -> Budget:
     """One store command (confirm / withdraw in turn: one event row), by stage."""
-    game_id = store.create_game(seed=1)
+    game_id = store.registry.create_game(seed=1)
     moves = toggle(store, game_id)
     for i in range(20):
-        store.execute(game_id, moves[i % 2])
+        store.writes.execute(game_id, moves[i % 2])
     clock = StageClock()
     with wrapped(clock, store):
         cpu, wall = time.thread_time(), time.perf_counter()
         for i in range(count):
-            store.execute(game_id, moves[i % 2])
+            store.writes.execute(game_id, moves[i % 2])
         cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
     return _budget(f"{store.dialect}: one store command", clock, count, cpu, wall)
 
@@ -204,7 +206,9 @@ def http_budget(store: GameStore, count: int) -> Budget:
     called in-process over ASGI: no socket, no client; the request's parsing by httptools
     is timed on its own and added as a stage."""
     tokens = {role: new_token() for role in TOKEN_ROLES}
-    game_id = store.create_game(seed=1, credentials={r: token_hash(t) for r, t in tokens.items()})
+    game_id = store.registry.create_game(
+        seed=1, credentials={r: token_hash(t) for r, t in tokens.items()}
+    )
     moves = toggle(store, game_id)
     bodies = [
         orjson.dumps(m.model_dump(mode="json", exclude={"seat"})) for m in moves

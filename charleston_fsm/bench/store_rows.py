@@ -20,7 +20,7 @@ PROCESSES = 4
 
 def plain_tiles(store: GameStore, game_id: str, seat: Seat) -> list[int]:
     """The first three non-joker tiles of the seat's rack: a legal first pass."""
-    return [t for t in store.table(game_id).racks[seat] if not is_joker(t)][:3]
+    return [t for t in store.reads.table(game_id).racks[seat] if not is_joker(t)][:3]
 
 
 def toggle(store: GameStore, game_id: str) -> list[ConfirmPass | WithdrawPass]:
@@ -30,19 +30,19 @@ def toggle(store: GameStore, game_id: str) -> list[ConfirmPass | WithdrawPass]:
 
 
 def command_row(database: Database, samples: int) -> Figure:
-    """p50 of ``store.execute`` beside a bare INSERT + COMMIT of the same row shape."""
+    """p50 of ``store.writes.execute`` beside a bare INSERT + COMMIT of the same row shape."""
     store = database.store()
     conn = database.connect()
     try:
         floors.create_tables(database, 0)
-        game_id = store.create_game(seed=1)
+        game_id = store.registry.create_game(seed=1)
         commands = toggle(store, game_id)
         flip, seq = iter(range(10**9)), iter(range(1, 10**9))
         floor_game = f"floor-{uuid.uuid4().hex[:12]}"
         for _ in range(10):  # warm both paths: pools, statement caches, the chart
-            store.execute(game_id, commands[next(flip) % 2])
+            store.writes.execute(game_id, commands[next(flip) % 2])
             floors.insert_commit(database, conn, floor_game, next(seq))
-        run = timed(lambda: store.execute(game_id, commands[next(flip) % 2]), samples)
+        run = timed(lambda: store.writes.execute(game_id, commands[next(flip) % 2]), samples)
         floor = timed(lambda: floors.insert_commit(database, conn, floor_game, next(seq)), samples)
     finally:
         conn.close()
@@ -68,9 +68,11 @@ def _store_worker(url: str, game_id: str, barrier: Any, seconds: float) -> int:
     store = GameStore(url)
     try:
         commands = toggle(store, game_id)
-        store.execute(game_id, commands[0])  # connect and warm before the clock
+        store.writes.execute(game_id, commands[0])  # connect and warm before the clock
         turn = iter(range(1, 10**12))
-        return run_for(barrier, seconds, lambda: store.execute(game_id, commands[next(turn) % 2]))
+        return run_for(
+            barrier, seconds, lambda: store.writes.execute(game_id, commands[next(turn) % 2])
+        )
     finally:
         store.dispose()
 
@@ -80,7 +82,7 @@ def throughput_row(database: Database, seconds: float) -> Figure:
     transaction shape (a bare-driver process floor where pgbench is missing, or SQLite)."""
     store = database.store()
     try:
-        games = [store.create_game(seed=seed) for seed in range(PROCESSES)]
+        games = [store.registry.create_game(seed=seed) for seed in range(PROCESSES)]
     finally:
         store.dispose()
     rate, counts = rate_of(_store_worker, [(database.url, g) for g in games], seconds)

@@ -113,13 +113,13 @@ def _open_store(  # type: ignore[no-untyped-def]
     store = GameStore(url, anchor_key=key)
     where = store.url.render_as_string(hide_password=True)
     try:
-        schema = store.schema_state()
+        schema = store.core.schema_state()
     except Exception as exc:
         say("error", f"Cannot reach the database {where}: {type(exc).__name__}: {exc}")
         raise typer.Exit(2) from None
     if schema.status == "empty" and migrate_empty:
         say("info", f"empty database {where}: applying the migrations")
-        store.upgrade()
+        store.core.upgrade()
     elif not schema.current:
         given = f" --database-url {url}" if url and url == where else ""
         hint = f"'{prog()} migrate{given}'"
@@ -157,7 +157,7 @@ def _print_legend() -> None:
 
 def _check_game(store, game_id: str) -> bool:  # type: ignore[no-untyped-def]
     """Verify the stored game (hashes, head, anchors, projection == replay); prints it."""
-    verdict = store.verify(game_id)
+    verdict = store.tamper.verify(game_id)
     mark = "[green]ok[/]" if verdict.ok else "[red]FAILED[/]"
     console.print(f"verify (hash chain, head, anchors, projection = replay): {mark}")
     console.print(verdict.message, highlight=False, markup=False)
@@ -180,7 +180,7 @@ def _bot_game(store, seed: int, ruleset: str = "nmjl"):  # type: ignore[no-untyp
     """One game played by four bots through the store; returns (game id, commands given)."""
     from ..store import play_bots
 
-    game_id = store.create_game(ruleset=ruleset, seed=seed)
+    game_id = store.registry.create_game(ruleset=ruleset, seed=seed)
     given = play_bots(store, game_id, seed)
     return game_id, given
 

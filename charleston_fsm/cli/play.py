@@ -86,7 +86,7 @@ def demo_command(
 def _demo_game(store, ruleset: str, seed: int) -> tuple[str, bool]:  # type: ignore[no-untyped-def]
     """One bot game through the store, printed, then verified: (its id, verified)."""
     game_id, given = _bot_game(store, seed, ruleset)
-    events = store.events(game_id)
+    events = store.reads.events(game_id)
     chosen = RULESETS[ruleset]
     console.rule(f"[bold]Charleston demo: ruleset {ruleset}, seed {seed}")
     console.print(f"{chosen.title}: {chosen.description}", style="dim", highlight=False)

@@ -29,8 +29,8 @@ def replay_command(
     """Rebuild a stored game through the chart and print it (director's knowledge)."""
     store = _open_store(database_url, migrate_empty=False)
     with _refusals():
-        events = [e for e in store.events(game_id) if seq is None or e.seq <= seq]
-        table = store.replay(game_id, at=seq)
+        events = [e for e in store.reads.events(game_id) if seq is None or e.seq <= seq]
+        table = store.reads.replay(game_id, at=seq)
     chart = table.ruleset.chart
     console.rule(f"[bold]game {game_id}, ruleset {table.ruleset.name}, up to seq {events[-1].seq}")
     _print_story((e.event for e in events[1:]), chart)
@@ -64,12 +64,12 @@ def audit_command(
 
     store = _open_store(database_url, migrate_empty=False)
     with _refusals():
-        report = store.audit(game_id)
+        report = store.auditor.audit(game_id)
     if as_json:
         print(json.dumps(report.to_dict(), indent=2, default=str))
     else:
         console.print(report.to_text(), highlight=False, markup=False)
-        note = uneven_courtesy_note(courtesy_given(store.events(game_id)))
+        note = uneven_courtesy_note(courtesy_given(store.reads.events(game_id)))
         if note:
             console.print(f"\n{note}", highlight=False, markup=False)
 
@@ -109,7 +109,7 @@ def verify_command(
     except CharlestonError as exc:
         console.print(f"[red]{exc.message}", highlight=False)
         raise typer.Exit(2) from None
-    stored = {g.id for g in store.games()}
+    stored = {g.id for g in store.registry.games()}
     ids = [game_id] if game_id else sorted(stored)
     if game_id and game_id not in stored:
         console.print(f"[red]There is no game {game_id!r}.", highlight=False)
@@ -117,7 +117,7 @@ def verify_command(
     gone = sorted(set(kept or ()) - stored) if game_id is None else []
     with Progress(console=console, disable=len(ids) < 20, transient=True) as bar:
         task = bar.add_task("verifying", total=len(ids))
-        found = store.verify_all(
+        found = store.tamper.verify_all(
             ids,
             kept,
             replay=replay,
@@ -170,7 +170,7 @@ def anchors_restore(
     store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
     with _refusals():
         kept = [a for anchors in read_anchor_file(file).values() for a in anchors]
-        restored = store.restore_anchors(kept)
+        restored = store.tamper.restore_anchors(kept)
     console.print(f"{restored} anchor(s) restored from {file}", highlight=False)
 
 
@@ -184,7 +184,7 @@ def anchors_export(
     from ..store import write_anchor_file
 
     store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
-    anchors = store.anchors()
+    anchors = store.tamper.anchors()
     count = write_anchor_file(file, anchors, store.anchor_key.key_id)
     games = len({a.game_id for a in anchors})
     console.print(f"{count} anchor(s) of {games} game(s) written to {file}", highlight=False)
@@ -202,7 +202,7 @@ def quarantine_list(
 ) -> None:
     """The quarantined games and what verify found."""
     store = _open_store(database_url, migrate_empty=False)
-    shown = [q for q in store.quarantines(game_id) if everything or q["active"]]
+    shown = [q for q in store.tamper.quarantines(game_id) if everything or q["active"]]
     for q in shown:
         state = "ACTIVE" if q["active"] else f"lifted {q['lifted_at']} by {q['lifted_by']}"
         console.print(f"{q['game_id']} #{q['number']} since {q['since']}: {state}", markup=False)
@@ -222,7 +222,7 @@ def quarantine_rebuild_projection(
     """Rebuild a game's projection from its rows (a repair; only when the rows verify)."""
     store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
     with _refusals():
-        verdict = store.rebuild_projection(game_id)
+        verdict = store.tamper.rebuild_projection(game_id)
     console.print(f"projection of {game_id} rebuilt: {verdict.message}", highlight=False)
 
 
@@ -243,7 +243,9 @@ def quarantine_lift(
     store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
     with _refusals():
         kept = read_anchor_file(anchors).get(game_id, []) if anchors else None
-        lifted = store.lift_quarantine(game_id, by=f"{by or 'unknown'} (CLI)", note=note, kept=kept)
+        lifted = store.tamper.lift_quarantine(
+            game_id, by=f"{by or 'unknown'} (CLI)", note=note, kept=kept
+        )
     console.print(
         f"quarantine #{lifted['number']} of {game_id} lifted by {lifted['lifted_by']}",
         highlight=False,

@@ -45,7 +45,7 @@ def diagram_command(
         from ..store import GameNotFound
 
         try:
-            loaded = (game, _open_store(database_url, migrate_empty=False).table(game))
+            loaded = (game, _open_store(database_url, migrate_empty=False).reads.table(game))
         except GameNotFound as exc:
             console.print(f"[red]{exc}", highlight=False)
             raise typer.Exit(1) from None

@@ -141,9 +141,9 @@ def migrate_command(database_url: str | None = DatabaseUrl) -> None:
     from ..store import GameStore
 
     store = GameStore(database_url)
-    before = store.schema_state()
+    before = store.core.schema_state()
     if before.status not in ("empty", "outdated", "current"):
         console.print(f"[red]Not migrating: {before.message}", highlight=False)
         raise typer.Exit(2)
-    store.upgrade()
-    console.print(f"schema {before.status} -> {store.schema_status()}")
+    store.core.upgrade()
+    console.print(f"schema {before.status} -> {store.core.schema_status()}")

@@ -116,7 +116,7 @@ def simulate_command(
     for i in track(range(games), description="playing", console=console):
         game_id, given = _bot_game(store, seed + i, ruleset)
         ids.append(game_id)
-        rows = store.events(game_id)
+        rows = store.reads.events(game_id)
         commands += given
         events += len(rows)
         blind += sum(1 for e in rows if e.type == "pass_resolved" and e.payload["blind"])
@@ -129,8 +129,8 @@ def simulate_command(
         ding_dongs += sum(1 for e in rows if e.type == "ding_dong_requested")
     elapsed = time.perf_counter() - started
     checked = time.perf_counter()
-    bad_chain = [g for g in ids if not store.verify(g).ok]
-    bad_projection = store.check_projections()
+    bad_chain = [g for g in ids if not store.tamper.verify(g).ok]
+    bad_projection = store.auditor.check_projections()
     checked = time.perf_counter() - checked
     summary = RichTable(title=f"{games} bot games, ruleset {ruleset}")
     summary.add_column("measure")
@@ -171,10 +171,14 @@ def ruling_command(
     """Record a director's ruling in the game's hash chain (it changes no tile)."""
     import uuid
 
+    from ..engine.annotations import from_director
+
     store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
     body = {"type": "record_ruling", "kind": kind, "text": text}
     if seat is not None:
         body["seat"] = seat
     with _refusals():
-        result = store.direct(game_id, body, f"director:cli-{uuid.uuid4().hex}")
+        result = store.writes.annotate(
+            game_id, from_director(body), f"director:cli-{uuid.uuid4().hex}"
+        )
     console.print(f"ruling recorded at seq {result.last_seq} of {game_id}", highlight=False)

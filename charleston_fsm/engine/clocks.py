@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,11 +38,21 @@ from . import errors
 from .bots import Bot
 from .clock_options import ClockKind, ClockOptions
 from .commands import COMMAND_MODELS, Command
+from .events import Event
 from .seats import SEATS, Seat
 from .table import Table
 from .views import seat_view
 
-__all__ = ["BOT", "ClockKind", "ClockOptions", "advance", "auto_player", "refusal"]
+__all__ = [
+    "BOT",
+    "ClockFiring",
+    "ClockKind",
+    "ClockOptions",
+    "advance",
+    "auto_player",
+    "due_firing",
+    "refusal",
+]
 
 BOT = "bot"
 #: seconds a bot thinks over a decision, on average, at a table where people play
@@ -107,13 +118,6 @@ def _kind(table: Table, seat: Seat | None, name: str) -> ClockKind | None:
 def scope(table: Table) -> str:
     """Where the table is: a deadline armed here stays while the table stays here."""
     return f"{table.passes_resolved}:{'/'.join(table.configuration)}"
-
-
-def player_for(doc: Mapping[str, Any], seat: Seat, deadline: Mapping[str, Any]) -> Bot:
-    """Who acts when ``deadline`` fires: the bot of a bot seat, else the auto player."""
-    return auto_player(
-        seat, deadline["armed_seq"], bot=deadline["kind"] == BOT, game=doc.get("game", "")
-    )
 
 
 def awaited(
@@ -238,6 +242,87 @@ def due_seat(doc: Mapping[str, Any], now: datetime) -> tuple[Seat, dict[str, Any
         return None
     _, seat, deadline = min(due)
     return Seat(seat), deadline
+
+
+@dataclass(frozen=True)
+class ClockFiring:
+    """The clock acting for ``seat`` on ``deadline``, which passed by ``now``.
+
+    Found in the clock document the game was read with (:func:`due_firing`); the store
+    acts on it in the same transaction, holding the game's lock.
+    """
+
+    seat: Seat
+    deadline: Mapping[str, Any]
+    now: datetime
+    game: str = ""  # the game the players' choices are seeded by (the document's ``game``)
+
+    @property
+    def is_bot(self) -> bool:
+        return self.deadline["kind"] == BOT
+
+    @property
+    def command_id(self) -> str:
+        """One id per deadline, the same in every process: a second firing is a duplicate."""
+        return f"clock:{self.seat.value}:{self.deadline['armed_seq']}"
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """What the deadline was (the payload of its ``clock_expired`` or ``seat_late`` row)."""
+        return {
+            "kind": self.deadline["kind"],
+            "seconds": self.deadline["seconds"],
+            "due_at": self.deadline["due_at"],
+        }
+
+    def flags_late(self, doc: Mapping[str, Any]) -> bool:
+        """Whether the game's clock flags this seat late instead of acting for it."""
+        return not self.is_bot and (doc.get("options") or {}).get("on_expiry") == "flag_late"
+
+    def player(self) -> Bot:
+        """Who acts on this deadline: the bot of a bot seat, else the auto player (the same
+        choice in every process: seeded by the game, the seat and the armed seq)."""
+        return auto_player(self.seat, self.deadline["armed_seq"], bot=self.is_bot, game=self.game)
+
+    def expired(self, command: Command) -> Event | None:
+        """The ``clock_expired`` row before the command the clock sends (a bot is never late)."""
+        if self.is_bot:
+            return None
+        done = {"done": done_text(command), "command": command.type}
+        return Event("clock_expired", self.seat, {**self.facts, **done})
+
+    def stands(self, doc: Mapping[str, Any] | None, now: datetime) -> bool:
+        """Whether, in ``doc``, the deadline is still the one to fire."""
+        current = (doc or {}).get("deadlines", {}).get(self.seat.value)
+        return (
+            current is not None
+            and not doc.get("paused_at")  # type: ignore[union-attr]
+            and not current.get("flagged")
+            and current["armed_seq"] == self.deadline["armed_seq"]
+            and current["key"] == self.deadline["key"]
+            and parse_time(current["due_at"]) <= max(now, self.now)
+        )
+
+    def acted(self, kind: str, command: Command, scope: str) -> dict[str, Any] | None:
+        """What the clock did in the seat's name, remembered to refuse its late command
+        for that decision; ``scope``: the step it decided in (:func:`scope`)."""
+        if self.is_bot:
+            return None
+        return {
+            "seat": self.seat.value,
+            "scope": scope,
+            "kind": kind,
+            "due_at": self.deadline["due_at"],
+            "done": done_text(command),
+        }
+
+
+def due_firing(doc: Mapping[str, Any] | None, now: datetime) -> ClockFiring | None:
+    """The firing of the deadline that passed first by ``now`` (``None``: none is due)."""
+    found = due_seat(doc, now) if doc else None
+    if found is None:
+        return None
+    return ClockFiring(found[0], found[1], now, (doc or {}).get("game", ""))
 
 
 def flagged(doc: Mapping[str, Any], seat: Seat) -> dict[str, Any]:

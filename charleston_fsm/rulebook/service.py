@@ -52,7 +52,7 @@ RULES: tuple[Rule, ...] = (
         "command id names one command, so a retry with the same id is answered, not repeated.",
         EVERY,
         decision=DECIDED,
-        fact="charleston_fsm.store: GameStore.execute",
+        fact="charleston_fsm.store: the one write path (store/writes.py, store/append.py)",
     ),
     Rule(
         "SVC-07",
@@ -87,7 +87,8 @@ RULES: tuple[Rule, ...] = (
         "already did in that step is refused.",
         EVERY,
         decision=DECIDED + " Clocks are off unless a game is created with them.",
-        fact="charleston_fsm.engine.clocks and the store's clock worker (store/deadlines.py)",
+        fact="charleston_fsm.engine.clocks, the store's clock worker and clock writer "
+        "(store/clock_worker.py, Writes.act_for_seat)",
     ),
     Rule(
         "SVC-11",
@@ -96,6 +97,6 @@ RULES: tuple[Rule, ...] = (
         "changes no tile.",
         EVERY,
         decision=DECIDED,
-        fact="charleston_fsm.store: store/deadlines.py",
+        fact="charleston_fsm.engine.annotations and the annotation writer (Writes.annotate)",
     ),
 )

@@ -8,8 +8,7 @@ from .anchors import read_file as read_anchor_file
 from .anchors import write_file as write_anchor_file
 from .audit import AuditReport, Confirmation, PassAudit, Transfer
 from .bots import play_bots
-from .commands import NOTIFY_CHANNEL
-from .core import POOL_THREADS
+from .core import OWN_CONNECTIONS, POOL_SIZE, POOL_THREADS
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -27,6 +26,7 @@ from .errors import (
 )
 from .game_store import GameStore
 from .hashing import hash_token
+from .notices import CHANNEL as NOTIFY_CHANNEL
 from .results import ExecuteResult, GameSummary
 from .rounds import MAX_TABLES, RoundListing, RoundTable, check_round_size
 from .rows import StoredEvent
@@ -40,6 +40,8 @@ __all__ = [
     "ENV_VAR",
     "MAX_TABLES",
     "NOTIFY_CHANNEL",
+    "OWN_CONNECTIONS",
+    "POOL_SIZE",
     "POOL_THREADS",
     "Anchor",
     "AnchorKey",

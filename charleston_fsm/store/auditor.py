@@ -1,6 +1,6 @@
 """The director's audit of one game or of many (the verdict of verify is part of it), and
 the check of every projection against a replay of its rows. A part of the store
-(:mod:`.core`) over the integrity part (verify) and the reads part (replay).
+(:mod:`.core`) over the tamper part (verify) and the reads part (replay).
 """
 
 from __future__ import annotations
@@ -30,16 +30,16 @@ _ROUND_OF = (
 class Auditor(Part):
     """``audit``, ``audit_all`` and ``check_projections``."""
 
-    def __init__(self, core: StoreCore, integrity: TamperEvidence, reads: CheckedReads) -> None:
+    def __init__(self, core: StoreCore, tamper: TamperEvidence, reads: CheckedReads) -> None:
         super().__init__(core)
-        self.integrity = integrity
+        self.tamper = tamper
         self.reads = reads
 
     def audit(self, game_id: str) -> AuditReport:
         """The director's audit; the verdict of :meth:`verify` is part of it.
 
         A record too broken to describe is refused (the game is quarantined by then)."""
-        verdict = self.integrity.verify(game_id)
+        verdict = self.tamper.verify(game_id)
         with self._reading(snapshot=True) as conn:
             record = integrity.read_record(conn, game_id)
             seat_at = conn.execute(_ROUND_OF, {"b_game": game_id}).first()
@@ -72,7 +72,7 @@ class Auditor(Part):
         progress: Callable[[int], None] | None = None,
     ) -> Sweep:
         """The audit of many games (default: all) with their verify, in one sweep."""
-        return self.integrity.verify_all(game_ids, audit=True, jobs=jobs, progress=progress)
+        return self.tamper.verify_all(game_ids, audit=True, jobs=jobs, progress=progress)
 
     def check_projections(self) -> list[str]:
         """Games whose projection differs from a fold of their events."""

@@ -32,18 +32,18 @@ def play_bots(
     last: list[ExecuteResult] = []
 
     def execute(command: Command) -> Any:
-        result = store.execute(game_id, command, command_id=f"bot-{next(ids)}")
+        result = store.writes.execute(game_id, command, command_id=f"bot-{next(ids)}")
         last[:] = [result]
         return result.events
 
     def answered(seat: Seat) -> Mapping[str, Any]:
         if not last:
-            return store.view(game_id, seat)
-        return store.view_of(last[0].snapshot, seat, last[0].clock)
+            return store.reads.view(game_id, seat)
+        return store.reads.view_of(last[0].snapshot, seat, last[0].clock)
 
     return play(
         execute,
-        view_of or (answered if from_answers else lambda seat: store.view(game_id, seat)),
+        view_of or (answered if from_answers else lambda seat: store.reads.view(game_id, seat)),
         bots_for(seed),
         rng=random.Random(seed),
     )

@@ -1,8 +1,8 @@
-"""What every part of the store shares: the database, its transactions, the anchor key
-and the warm tables.
+"""What every part of the store shares: the database, its transactions, the anchor key,
+the warm tables, the games this process served and the notices of committed writes.
 
 :class:`StoreCore` is built once per :class:`~.game_store.GameStore` and handed to each
-part (games, command path, reads, clocks, rounds, integrity, audit), so a part can be
+part (registry, writes, reads, clock worker, rounds, tamper, auditor), so a part can be
 built and tested over a core of its own without the front. :class:`Part` gives a part
 the core's plumbing under the names its methods use (``_reading``, ``_writing``,
 ``_load``, ``anchor_key``); the parts reach each other only through the references
@@ -28,7 +28,6 @@ from ..engine import errors
 from ..engine.rulesets import get_ruleset
 from ..engine.table import Table
 from .anchors import AnchorKey, load_key
-from .commands import NOTIFY_CHANNEL
 from .errors import (
     Conflict,
     InvalidGameSetup,
@@ -36,7 +35,9 @@ from .errors import (
     SchemaNotCurrent,
     StoreUnavailable,
 )
+from .notices import NOTICE_CONNECTIONS, Notices
 from .schema import SchemaState, SchemaStatus, alembic_config, schema_state
+from .served import ServedGames
 from .urls import resolve_url
 
 #: threads a service runs store calls on at once (the API's worker threads use this many)
@@ -45,6 +46,9 @@ POOL_THREADS = 40
 #: thread's; a connection beyond them is opened and closed per use (a backend fork and
 #: an authentication each), so steady load opens none
 POOL_SIZE = POOL_THREADS + 2
+#: PostgreSQL connections a process may hold beside its pool: the notices' own
+#: (sending, listening)
+OWN_CONNECTIONS = NOTICE_CONNECTIONS
 #: how long a SQLite connection waits for another's lock (busy timeout, WAL switch)
 SQLITE_BUSY_SECONDS = 30.0
 
@@ -83,6 +87,11 @@ class StoreCore:
         self.dialect = self.url.get_backend_name()
         self.engine: Engine = self._make_engine(echo)
         self.warm = _WarmTables()
+        #: the heads of the games this process wrote or read to write (``served.py``)
+        self.served = ServedGames()
+        #: after-commit notices, here and to other processes (``notices.py``)
+        self.notices = Notices(self.url)
+        self.notices.listen(self.served.forget, on_gap=self.served.clear)
         self._anchor_key = anchor_key
         #: asked when a command's insert lost a race: a row stored beyond the game's head
         #: must quarantine the game instead (``CheckedReads.refuse_beyond_head``)
@@ -209,14 +218,6 @@ class StoreCore:
             )
         return exc
 
-    def notify(self, conn: Connection, game_id: str, last_seq: int) -> None:
-        """Tell listeners (``LISTEN charleston_events``, PostgreSQL) at commit."""
-        if self.dialect == "postgresql":
-            conn.execute(
-                text("SELECT pg_notify(:channel, :payload)"),
-                {"channel": NOTIFY_CHANNEL, "payload": f"{game_id}:{last_seq}"},
-            )
-
     def load(self, snapshot: Mapping[str, Any]) -> Table:
         """This thread's warm table of the snapshot's chart, loaded with the snapshot."""
         chart = get_ruleset(snapshot["ruleset"]).chart
@@ -230,7 +231,8 @@ class StoreCore:
         return table
 
     def dispose(self) -> None:
-        """Close every pooled connection."""
+        """Send the notices not yet sent, close every pooled connection and the notices'."""
+        self.notices.close()
         self.engine.dispose()
 
     # -- schema -------------------------------------------------------------------------

@@ -172,9 +172,18 @@ def restore_anchors(conn: Connection, kept: Sequence[Anchor]) -> int:
     return changed
 
 
+_TOUCH = update(GameRow).where(GameRow.id == bindparam("b_game")).values(epoch=GameRow.epoch + 1)
+
+
+def touch(conn: Connection, game_id: str) -> None:
+    """Lock the game's row and move its epoch: a change beside the game's commands (a
+    writer that cached the game then stores nothing and reads it again)."""
+    conn.execute(_TOUCH, {"b_game": game_id})
+
+
 def rebuild_projection(conn: Connection, game_id: str) -> None:
     """The projection := the replay of the rows up to the recorded head (game row locked)."""
-    conn.execute(select(GameRow.id).where(GameRow.id == game_id).with_for_update())
+    touch(conn, game_id)
     record = read_record(conn, game_id)
     table = fold_rows([r for r in record.rows if r.seq <= record.last_seq])
     values = {"seq": record.last_seq, "snapshot": table.snapshot()}
@@ -215,8 +224,9 @@ def check_open(conn: Connection, game_id: str) -> None:
 def quarantine(conn: Connection, verdict: Verification, at: datetime) -> dict[str, Any]:
     """Quarantine the game for ``verdict`` (kept once: an active quarantine stays as is).
 
-    The game's row is locked first, so two verifiers finding it at once open one."""
-    conn.execute(select(GameRow.id).where(GameRow.id == verdict.game_id).with_for_update())
+    The game's row is locked first (and its epoch moved: a command decided before it
+    stores nothing), so two verifiers finding it at once open one."""
+    touch(conn, verdict.game_id)
     now = active(conn, verdict.game_id)
     if now is not None:
         return now
@@ -236,6 +246,7 @@ def quarantine(conn: Connection, verdict: Verification, at: datetime) -> dict[st
 
 
 def lift(conn: Connection, game_id: str, by: str, note: str, at: datetime) -> dict[str, Any]:
+    touch(conn, game_id)
     conn.execute(
         update(QuarantineRow)
         .where(QuarantineRow.game_id == game_id, ACTIVE)

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -66,6 +67,10 @@ class GameRow(Base):
     clock: Mapped[dict[str, Any] | None] = mapped_column(ClockDoc)
     #: the earliest deadline to fire, moved with ``last_seq``; NULL when none is due
     next_due: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+    #: moved by every change of the game beside its commands (a quarantine opened or
+    #: lifted, a projection rebuilt, a clock reset): a writer that cached the game
+    #: expects it with ``last_seq`` (docs/store.md, "One command, one statement")
+    epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
 
 
 class EventRow(Base):

@@ -97,7 +97,7 @@ class CheckedReads(Part):
     def view(self, game_id: str, seat: Seat | str | None = None) -> dict[str, Any]:
         """``views.seat_view`` (or ``director_view`` for ``None``) of the game now.
 
-        Same result as ``seat_view(store.table(game_id), seat)`` without building a chart
+        Same result as ``seat_view(store.reads.table(game_id), seat)`` without building a chart
         per call (the projection is loaded into this thread's warm table, ~0.05 ms
         instead of ~2 ms): for request handlers and bots that only need the view.
         """

@@ -118,14 +118,14 @@ def record_lines(
 
 def export_record(store: Any, game_id: str) -> str:
     """The game's record as JSON Lines, once the store's own verify passes."""
-    verdict = store.verify(game_id)
+    verdict = store.tamper.verify(game_id)
     if not verdict.ok:
         raise RecordNotExportable(
             f"Game {game_id} does not verify ({verdict.message}); a record is signed only "
             "for a game whose stored record is whole."
         )
-    rows = store.events(game_id)
-    anchors = [a.to_dict() for a in store.anchors(game_id)]
+    rows = store.reads.events(game_id)
+    anchors = [a.to_dict() for a in store.tamper.anchors(game_id)]
     lines = record_lines(rows, store.anchor_key, anchors)
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
 

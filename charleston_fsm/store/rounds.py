@@ -27,10 +27,10 @@ from ..rulebook import enforces
 from . import integrity
 from .core import Part, StoreCore
 from .errors import InvalidRound, RoundNotFound
-from .games import GameRegistry
 from .hashing import canonical_time, utc
 from .models import MAX_GAME_ID, EventRow, GameRow, ProjectionRow, QuarantineRow, RoundRow
 from .reads import CheckedReads
+from .registry import GameRegistry
 
 if TYPE_CHECKING:
     from ..engine.table import Table
@@ -168,6 +168,7 @@ class Rounds(Part):
                 )
             )
             self.registry.insert_games(conn, games)
+        self.registry.committed(games)
         return round_id, [g.game["id"] for g in games]
 
     def round_opens(self, round_id: str, token_hash: str) -> bool:

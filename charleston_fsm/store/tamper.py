@@ -16,8 +16,8 @@ from . import integrity
 from .anchors import Anchor
 from .core import Part, StoreCore
 from .errors import QuarantineNotLifted
-from .games import GameRegistry
 from .models import GameRow
+from .registry import GameRegistry
 from .sweep import Sweep, sweep
 from .verify import Verification, check_game
 

@@ -25,7 +25,7 @@ COLUMNS = (
 
 def round_results(store: Any, round_id: str) -> dict[str, Any]:
     """Every table of the round with what its audit says (quarantined tables: the listing)."""
-    listing = store.round_listing(round_id)
+    listing = store.rounds.round_listing(round_id)
     labels = (listing.settings or {}).get("labels") or []
     tables = []
     for row in listing.tables:
@@ -44,7 +44,7 @@ def round_results(store: Any, round_id: str) -> dict[str, Any]:
             "quarantined": row.quarantined,
         }
         if not row.quarantined:
-            audit = store.audit(row.game_id)
+            audit = store.auditor.audit(row.game_id)
             if audit.ended and row.finished:
                 entry["finished_at"] = audit.ended["at"]
             entry["rulings"] = [

@@ -1,8 +1,10 @@
 """Games and their credentials: a new game's first row, projection and credentials; who
 a token is; the list of games and a game's head.
 
-A part of the store (:mod:`.core`): built over a :class:`~.core.StoreCore`, used by the
-front :class:`~.game_store.GameStore` and by the rounds part (a round's tables are games).
+A part of the store (:mod:`.core`): built over a :class:`~.core.StoreCore`, held by the
+front :class:`~.game_store.GameStore` and used by the rounds part (a round's tables are
+games). A new game's head is cached at once (``served.py``): its first command needs no
+read.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from ..engine.rulesets import get_ruleset
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
 from ..engine.tiles import Deal
-from . import commands, integrity
+from . import integrity
+from .append import Head
+from .chain import event_row
 from .core import Part
 from .errors import GameNotFound, InvalidGameSetup
 from .hashing import GENESIS, utc
@@ -94,8 +98,11 @@ class GameRegistry(Part):
             "so it may or may not exist. Look it up by its id, or create a new game: an "
             "unused game changes nothing."
         )
+        owned = conn is None
         with self._writing(unknown) if conn is None else nullcontext(conn) as conn:
             self.insert_games(conn, [rows])
+        if owned:  # else the caller's transaction commits it, and says so
+            self.committed([rows])
         return game_id
 
     def new_game_rows(
@@ -158,9 +165,7 @@ class GameRegistry(Part):
             if bot_seats:
                 payload["pace"] = doc["pace"]
             clock_doc = clocks.advance(doc, table, now, 1)
-        first = commands.event_row(
-            game_id, 1, "game_created", None, None, payload, None, now, GENESIS
-        )
+        first = event_row(game_id, 1, "game_created", None, None, payload, None, now, GENESIS)
         return NewGameRows(
             game={
                 "id": game_id,
@@ -201,8 +206,13 @@ class GameRegistry(Part):
         credentials = [c for g in games for c in g.credentials]
         if credentials:
             conn.execute(insert(CredentialRow), credentials)
+
+    def committed(self, games: Sequence[NewGameRows]) -> None:
+        """Once the games are committed: cache their heads (no one waits on a game that
+        did not exist, so a new game needs no notice)."""
         for g in games:
-            self.core.notify(conn, g.game["id"], 1)
+            head = Head(1, 0, g.event["hash"], g.projection["snapshot"], g.game["clock"])
+            self.core.served.put(g.game["id"], head)
 
     @staticmethod
     def _players(players: Mapping[str | Seat, Any] | None) -> dict[str, Any]:

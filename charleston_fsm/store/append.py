@@ -1,0 +1,387 @@
+"""The write path's statements: read a game's head, append what one write decided.
+
+An append stores nothing unless the game is still where its writer found it: at the
+expected ``last_seq`` and ``epoch`` (:class:`Head`), with the command id not yet used
+and no quarantine open. On PostgreSQL it is **one statement**: every part of it (the
+event rows, the projection, the command id, an anchor when one is due, and any
+:class:`Rider`, rows of another table the write carries, such as an outbox entry) hangs
+on ``moved``, the guarded update of the game's row, so a game that moved meanwhile gets
+nothing written and the statement answers no row. On SQLite (``BEGIN IMMEDIATE``
+already holds the write lock) the game's row is updated first, its rowcount the guard,
+then one statement per table.
+
+Reading a head is one statement without a lock; after a lost race the writer reads it
+again *under the game's lock* (``SELECT … FOR UPDATE`` then the read, one pipeline, one
+round trip), which no other writer can then overtake. The PostgreSQL statements go to
+psycopg itself (:func:`_on_driver`: prepared, no SQLAlchemy execution per call), inside
+SQLAlchemy's transaction, with SQLAlchemy's events and error handling. See "The write
+path" in ``docs/store.md`` and ``docs/performance.md`` for what each step costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import namedtuple_row
+from psycopg.types.json import Jsonb
+from sqlalchemy import Connection, Table, bindparam, exists, insert, select, update
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.sql import ClauseElement
+
+from . import integrity
+from .models import AnchorRow, CommandRow, EventRow, GameRow, JSONDoc, ProjectionRow, QuarantineRow
+
+_EVENT_COLUMNS = ("seq", "type", "seat", "step", "payload", "prev_hash", "hash")
+_ANCHOR_COLUMNS = ("seq", "head_hash", "finished", "created_at", "key_id", "signature")
+
+
+@dataclass(frozen=True)
+class Head:
+    """Where a game stands: what a writer continues from, and what a process caches.
+
+    ``snapshot`` is the projection at ``last_seq`` (``Table.snapshot()``), ``head_hash``
+    the hash of row ``last_seq``, ``clock`` the clock document. Shared between threads:
+    never mutated.
+    """
+
+    last_seq: int
+    epoch: int
+    head_hash: str
+    snapshot: dict[str, Any] = field(repr=False)
+    clock: dict[str, Any] | None = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Rider:
+    """Rows of another table that a write carries: inserted by the write's own statement,
+    only when the write stores its rows (an outbox entry, say). Every row has the same
+    keys, which name columns of ``table``."""
+
+    table: Table
+    rows: tuple[Mapping[str, Any], ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(self.rows[0]) if self.rows else ()
+
+
+@dataclass(frozen=True)
+class Append:
+    """Everything one write stores, decided before the first statement is sent.
+
+    ``game`` holds the new values of the game's row by column: a column a write moves is
+    one more entry here (both databases' statements are built from its keys). ``old_seq``
+    and ``epoch`` are where the writer found the game: the append stores nothing unless
+    the game is still there.
+    """
+
+    game_id: str
+    command_id: str
+    command: dict[str, Any]
+    old_seq: int
+    epoch: int
+    at: datetime
+    rows: list[dict[str, Any]]
+    snapshot: dict[str, Any]
+    game: dict[str, Any]
+    anchor: dict[str, Any] | None
+    riders: tuple[Rider, ...] = ()
+
+    @property
+    def first_seq(self) -> int:
+        return self.old_seq + 1
+
+    @property
+    def last_seq(self) -> int:
+        return self.old_seq + len(self.rows)
+
+
+# -- reading the head ------------------------------------------------------------------------
+#: PostgreSQL, after a lost race: lock first, then read. Under READ COMMITTED a statement
+#: that waited for the lock sees the winner's new games row but not its other rows, so
+#: the head is read by a second statement, after the lock. (SQLite's BEGIN IMMEDIATE is
+#: the lock.)
+LOCK_GAME = select(GameRow.last_seq).where(GameRow.id == bindparam("b_game")).with_for_update()
+
+#: The game's head in one statement: no row when there is no game; ``projection_seq`` or
+#: ``head_hash`` NULL when its projection or head row is missing.
+READ_HEAD = (
+    select(
+        GameRow.last_seq,
+        GameRow.epoch,
+        GameRow.clock,
+        ProjectionRow.seq.label("projection_seq"),
+        ProjectionRow.snapshot,
+        EventRow.hash.label("head_hash"),
+        CommandRow.command.label("seen_command"),
+        CommandRow.first_seq.label("seen_first"),
+        CommandRow.last_seq.label("seen_last"),
+        integrity.QUARANTINED.label("quarantined"),
+    )
+    .select_from(GameRow)
+    .outerjoin(ProjectionRow, ProjectionRow.game_id == GameRow.id)
+    .outerjoin(EventRow, (EventRow.game_id == GameRow.id) & (EventRow.seq == GameRow.last_seq))
+    .outerjoin(
+        CommandRow,
+        (CommandRow.game_id == GameRow.id) & (CommandRow.command_id == bindparam("b_command")),
+    )
+    .where(GameRow.id == bindparam("b_game"))
+)
+
+EVENTS_OF = (
+    select(EventRow)
+    .where(
+        EventRow.game_id == bindparam("b_game"),
+        EventRow.seq.between(bindparam("b_first"), bindparam("b_last")),
+    )
+    .order_by(EventRow.seq)
+)
+
+
+def read_head(conn: Connection, game_id: str, command_id: str, *, lock: bool = False) -> Any:
+    """The game's head (:data:`READ_HEAD`'s row; ``None``: no such game); ``lock``: under
+    the game's row lock, held until the transaction ends."""
+    params = {"b_game": game_id, "b_command": command_id}
+    if conn.dialect.name != "postgresql":
+        return conn.execute(READ_HEAD, params).first()
+    if not lock:
+        return _on_driver(conn, [(_sql(conn, READ_HEAD), params)])[0]
+    # one round trip: the read is queued behind the lock and runs once it is held
+    locked, head = _on_driver(
+        conn, [(_sql(conn, LOCK_GAME), params), (_sql(conn, READ_HEAD), params)]
+    )
+    return None if locked is None else head
+
+
+def events_of(conn: Connection, game_id: str, first: int, last: int) -> list[Any]:
+    """The stored rows ``first..last`` of the game (a seen command's)."""
+    return conn.execute(EVENTS_OF, {"b_game": game_id, "b_first": first, "b_last": last}).all()
+
+
+_COMPILED: dict[tuple[type, int], str] = {}
+
+
+def _sql(conn: Connection, statement: ClauseElement) -> str:
+    """``statement`` as the driver's SQL text (compiled once per dialect)."""
+    key = (type(conn.dialect), id(statement))
+    if key not in _COMPILED:
+        _COMPILED[key] = str(statement.compile(dialect=conn.dialect))
+    return _COMPILED[key]
+
+
+def _on_driver(conn: Connection, statements: Sequence[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """The first row of each statement (``None``: no row), run by psycopg in one pipeline
+    (one round trip) when there are several.
+
+    The statements run in ``conn``'s transaction (SQLAlchemy still begins and commits
+    it). Each is announced to SQLAlchemy's ``before_cursor_execute`` listeners as if it
+    ran there, and a driver error goes through SQLAlchemy's own handling (wrapped as a
+    ``DBAPIError``, a lost connection invalidated), so the store's errors read the same.
+    """
+    driver = conn.connection.driver_connection
+    announce = conn._has_events or conn.engine._has_events
+    cursors = []
+    sql, params = statements[0]
+    # a pipeline saves a round trip per statement after the first, and costs CPU of its
+    # own (~15 µs): one statement goes without
+    pipeline = driver.pipeline() if len(statements) > 1 else nullcontext()
+    try:
+        with pipeline:
+            for sql, params in statements:
+                if announce:
+                    conn.dispatch.before_cursor_execute(conn, None, sql, params, None, False)
+                cursor = driver.cursor(row_factory=namedtuple_row)
+                cursor.execute(sql, params, prepare=True)
+                cursors.append(cursor)
+        return [cursor.fetchone() if cursor.description else None for cursor in cursors]
+    except psycopg.Error as exc:
+        conn._handle_dbapi_exception(exc, sql, params, None, None)  # raises it, wrapped
+        raise
+
+
+# -- writing -------------------------------------------------------------------------------
+def write(conn: Connection, append: Append) -> bool:
+    """Store ``append``; ``False`` (nothing stored) when the game was not where its writer
+    found it, or the command id is taken."""
+    if conn.dialect.name == "postgresql":
+        return _write_postgresql(conn, append)
+    return _write_sqlite(conn, append)
+
+
+def _write_postgresql(conn: Connection, append: Append) -> bool:
+    """One statement: every part hangs on ``moved``."""
+    values = {f"g_{column}": _pg(value) for column, value in append.game.items()}
+    params: dict[str, Any] = {
+        "b_game": append.game_id,
+        "b_old": append.old_seq,
+        "b_epoch": append.epoch,
+        "b_command_id": append.command_id,
+        "b_command": Jsonb(append.command),
+        "b_first": append.first_seq,
+        "b_last": append.last_seq,
+        "b_at": append.at,
+        "b_events": Jsonb([{c: r[c] for c in _EVENT_COLUMNS} for r in append.rows]),
+        "b_snapshot": Jsonb(append.snapshot),
+        **values,
+    }
+    if append.anchor is not None:
+        params.update({f"a_{c}": append.anchor[c] for c in _ANCHOR_COLUMNS})
+    for number, rider in enumerate(append.riders):
+        params[f"r_{number}"] = Jsonb([_json_ready(row) for row in rider.rows])
+    riders = tuple((rider.table, rider.columns) for rider in append.riders)
+    sql = _pg_statement(tuple(append.game), append.anchor is not None, riders)
+    return _on_driver(conn, [(sql, params)])[0] is not None
+
+
+_PG_STATEMENTS: dict[tuple[Any, ...], str] = {}
+
+
+def _pg_statement(
+    game_columns: tuple[str, ...], anchored: bool, riders: tuple[tuple[Table, tuple[str, ...]], ...]
+) -> str:
+    """The one statement of a write on PostgreSQL (built once per shape)."""
+    key = (game_columns, anchored, riders)
+    if key not in _PG_STATEMENTS:
+        sets = ", ".join(f"{c} = %(g_{c})s" for c in game_columns)
+        recordset = ", ".join(
+            f"{c} {'jsonb' if c == 'payload' else 'int' if c == 'seq' else 'text'}"
+            for c in _EVENT_COLUMNS
+        )
+        parts = [
+            f"moved AS (UPDATE games SET {sets} "
+            "WHERE id = %(b_game)s AND last_seq = %(b_old)s AND epoch = %(b_epoch)s "
+            "AND NOT EXISTS (SELECT 1 FROM commands WHERE game_id = %(b_game)s "
+            "AND command_id = %(b_command_id)s) "
+            "AND NOT EXISTS (SELECT 1 FROM quarantines WHERE game_id = %(b_game)s "
+            "AND lifted_at IS NULL) RETURNING id)",
+            f"appended AS (INSERT INTO events (game_id, {', '.join(_EVENT_COLUMNS)}, "
+            "created_at, command_id) "
+            "SELECT moved.id, e.*, %(b_at)s, %(b_command_id)s FROM moved, "
+            f"jsonb_to_recordset(%(b_events)s) AS e({recordset}))",
+            "projected AS (UPDATE projections SET seq = %(b_last)s, snapshot = %(b_snapshot)s "
+            "FROM moved WHERE projections.game_id = moved.id)",
+            "remembered AS (INSERT INTO commands (game_id, command_id, command, first_seq, "
+            "last_seq) SELECT id, %(b_command_id)s, %(b_command)s, %(b_first)s, %(b_last)s "
+            "FROM moved)",
+        ]
+        if anchored:
+            parts.append(
+                f"anchored AS (INSERT INTO anchors (game_id, {', '.join(_ANCHOR_COLUMNS)}) "
+                f"SELECT id, {', '.join(f'%(a_{c})s' for c in _ANCHOR_COLUMNS)} FROM moved)"
+            )
+        for number, (table, columns) in enumerate(riders):
+            types = ", ".join(f"{c} {_pg_type(table, c)}" for c in columns)
+            names = ", ".join(columns)
+            parts.append(
+                f"rider_{number} AS (INSERT INTO {table.name} ({names}) SELECT r.* FROM moved, "
+                f"jsonb_to_recordset(%(r_{number})s) AS r({types}))"
+            )
+        _PG_STATEMENTS[key] = f"WITH {', '.join(parts)} SELECT id FROM moved"
+    return _PG_STATEMENTS[key]
+
+
+def _pg_type(table: Table, column: str) -> str:
+    return str(table.c[column].type.compile(dialect=postgresql.dialect()))
+
+
+def _json_ready(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A rider's row as JSON for ``jsonb_to_recordset`` (times as ISO text)."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
+
+
+def _pg(value: Any) -> Any:
+    return Jsonb(value) if isinstance(value, dict | list) else value
+
+
+_GAMES = GameRow.__table__
+_MOVE_GAME: dict[tuple[str, ...], Any] = {}
+_INSERT_EVENTS = insert(EventRow)
+_INSERT_COMMAND = insert(CommandRow)
+_INSERT_ANCHOR = insert(AnchorRow)
+_MOVE_PROJECTION = (
+    update(ProjectionRow)
+    .where(ProjectionRow.game_id == bindparam("b_game"))
+    .values(seq=bindparam("b_seq"), snapshot=bindparam("b_snapshot", type_=JSONDoc))
+)
+_SEEN = exists().where(
+    CommandRow.game_id == bindparam("b_game"), CommandRow.command_id == bindparam("b_command_id")
+)
+_QUARANTINED = exists().where(
+    QuarantineRow.game_id == bindparam("b_game"), QuarantineRow.lifted_at.is_(None)
+)
+
+
+def _move_game(game_columns: tuple[str, ...]) -> Any:
+    """The guarded games update for these columns (built once per shape)."""
+    if game_columns not in _MOVE_GAME:
+        _MOVE_GAME[game_columns] = (
+            update(GameRow)
+            .where(
+                GameRow.id == bindparam("b_game"),
+                GameRow.last_seq == bindparam("b_old"),
+                GameRow.epoch == bindparam("b_epoch"),
+                ~_SEEN,
+                ~_QUARANTINED,
+            )
+            .values({c: bindparam(f"g_{c}", type_=_GAMES.c[c].type) for c in game_columns})
+        )
+    return _MOVE_GAME[game_columns]
+
+
+def _write_sqlite(conn: Connection, append: Append) -> bool:
+    """The game's row first: when it did not move, nothing else is written."""
+    moved = conn.execute(
+        _move_game(tuple(append.game)),
+        {
+            "b_game": append.game_id,
+            "b_old": append.old_seq,
+            "b_epoch": append.epoch,
+            "b_command_id": append.command_id,
+            **{f"g_{c}": v for c, v in append.game.items()},
+        },
+    )
+    if moved.rowcount != 1:
+        return False
+    conn.execute(_INSERT_EVENTS, append.rows)
+    conn.execute(
+        _MOVE_PROJECTION,
+        {"b_game": append.game_id, "b_seq": append.last_seq, "b_snapshot": append.snapshot},
+    )
+    conn.execute(
+        _INSERT_COMMAND,
+        {
+            "game_id": append.game_id,
+            "command_id": append.command_id,
+            "command": append.command,
+            "first_seq": append.first_seq,
+            "last_seq": append.last_seq,
+        },
+    )
+    if append.anchor is not None:
+        conn.execute(_INSERT_ANCHOR, append.anchor)
+    for rider in append.riders:
+        if rider.rows:
+            conn.execute(insert(rider.table), [dict(row) for row in rider.rows])
+    return True
+
+
+_RESET_CLOCK = (
+    update(GameRow)
+    .where(GameRow.id == bindparam("b_game"))
+    .values(
+        clock=bindparam("b_clock", type_=GameRow.clock.type),
+        next_due=bindparam("b_due"),
+        epoch=GameRow.epoch + 1,
+    )
+)
+
+
+def reset_clock(conn: Connection, game_id: str, clock: Any, next_due: datetime | None) -> None:
+    """Change the game's clock without a row (its lock held): the epoch moves with it, so
+    a process that cached the game reads it again."""
+    conn.execute(_RESET_CLOCK, {"b_game": game_id, "b_clock": clock, "b_due": next_due})

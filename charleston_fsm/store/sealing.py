@@ -1,0 +1,43 @@
+"""The seals of finished games, made on the store's one sealing thread after the commit.
+
+A game a write finished is replayed once and its final anchor sealed with the replay's
+digest (``TamperEvidence.seal``), so later verifies need not replay it. The answer to
+the finishing command does not wait for that (tens of ms). A seal that fails, or never
+runs because the process ends first, leaves the anchor unsealed: the next verify
+replays the game and seals it then.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import suppress
+
+
+class Sealing:
+    """One thread, made on first use, sealing games with ``seal(game_id)``."""
+
+    def __init__(self, seal: Callable[[str], object]) -> None:
+        self._seal = seal
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: list[Future[None]] = []
+        self._lock = threading.Lock()
+
+    def later(self, game_id: str) -> None:
+        """Seal ``game_id`` on the sealing thread."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="charleston-seal")
+            self._pending = [f for f in self._pending if not f.done()]
+            self._pending.append(self._pool.submit(self._quietly, game_id))
+
+    def _quietly(self, game_id: str) -> None:
+        with suppress(Exception):  # an unsealed anchor is the record of a seal not made
+            self._seal(game_id)
+
+    def wait(self) -> None:
+        """Return once every seal asked for so far is written (or given up)."""
+        with self._lock:
+            pending = list(self._pending)
+        wait(pending)
