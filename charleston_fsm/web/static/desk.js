@@ -445,7 +445,12 @@ async function start() {
   const live = showLive($("live"));
   api.follow((message) => message.event !== "subscribed" && refreshSoon(), (status, error) => {
     live(status, error);
-    if (status === "live") answered();
+    if (status === "live") {
+      answered();
+      refreshSoon(); // what happened while the stream was away
+    } else if (status === "reconnecting" && !state.down) {
+      fail(new TypeError("no answer")); // the stream lost the server: say so until it is back
+    }
   });
   setInterval(() => state.view && $("follow").checked && renderSeats(state.view), 1000);
 }
