@@ -83,6 +83,8 @@ class AuditReport:
     rulings: list[dict[str, Any]] = field(default_factory=list)
     ended: dict[str, Any] | None = None
     verification: dict[str, Any] = field(default_factory=dict)
+    #: the round the game is a table of (id, name, table number, label); None if none
+    round: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,6 +97,12 @@ class AuditReport:
             + (f", seed {self.seed}" if self.seed is not None else "")
             + f"; {self.last_seq} event rows.",
         ]
+        if self.round:
+            label = f" ({self.round['label']})" if self.round.get("label") else ""
+            lines.append(
+                f"Table {self.round['table']}{label} of round "
+                f"{self.round.get('name') or self.round['id']}"
+            )
         if self.players:
             lines.append(
                 "Players: " + ", ".join(f"{s.capitalize()} {n}" for s, n in self.players.items())

@@ -73,11 +73,13 @@ class GameRegistry(Part):
         conn: Connection | None = None,
         clock: clocks.ClockOptions | Mapping[str, Any] | None = None,
         bots: Sequence[str | Seat] | None = None,
+        pace: float | None = None,
     ) -> str:
         """A new game: its ``game_created`` row (seq 1), projection and credentials.
 
-        ``clock`` (:class:`~charleston_fsm.engine.clocks.ClockOptions`) and ``bots`` (seats the
-        service's auto player plays) are fixed here, in the ``game_created`` payload.
+        ``clock`` (:class:`~charleston_fsm.engine.clocks.ClockOptions`), ``bots`` (seats the
+        service's auto player plays) and ``pace`` (how long they think, in seconds;
+        ``clocks.pace_for`` when ``None``) are fixed here, in the ``game_created`` payload.
         ``conn``: inside the caller's write transaction, instead of one of its own.
         """
         rows = self.new_game_rows(
@@ -92,6 +94,7 @@ class GameRegistry(Part):
             round_table=round_table,
             clock=clock,
             bots=bots,
+            pace=pace,
         )
         game_id = rows.game["id"]
         unknown = (
@@ -120,6 +123,7 @@ class GameRegistry(Part):
         round_table: int | None = None,
         clock: clocks.ClockOptions | Mapping[str, Any] | None = None,
         bots: Sequence[str | Seat] | None = None,
+        pace: float | None = None,
     ) -> NewGameRows:
         """Every row of a new game, made without the database (:meth:`create_game`'s
         arguments): the chart, the deal, the clock's first deadlines and the anchor's
@@ -156,7 +160,15 @@ class GameRegistry(Part):
         if clock_options is not None or bot_seats:
             payload["clock"] = clock_options.model_dump(mode="json") if clock_options else None
             payload["bots"] = sorted(s.value for s in bot_seats)
-            clock_doc = clocks.advance(clocks.new_doc(clock_options, bot_seats), table, now, 1)
+            doc = clocks.new_doc(
+                clock_options,
+                bot_seats,
+                game=f"{seed}:{game_id}",
+                pace=_pace(pace, bot_seats),
+            )
+            if bot_seats:
+                payload["pace"] = doc["pace"]
+            clock_doc = clocks.advance(doc, table, now, 1)
         first = event_row(game_id, 1, "game_created", None, None, payload, None, now, GENESIS)
         return NewGameRows(
             game={
@@ -288,6 +300,14 @@ def _clock_options(
             f"The clock options are not valid ({problems}): give seconds per kind "
             "(confirm_pass, vote, courtesy, place_tiles) and on_expiry auto_play or flag_late."
         ) from None
+
+
+def _pace(pace: float | None, bots: frozenset[Seat]) -> float:
+    if pace is not None and not 0 <= pace <= clocks.MAX_PACE:
+        raise InvalidGameSetup(
+            f"A bot's pace is 0 to {clocks.MAX_PACE:g} seconds of thinking, not {pace!r}."
+        )
+    return clocks.pace_for(pace, bots)
 
 
 def _bot_seats(bots: Sequence[str | Seat] | None) -> frozenset[Seat]:

@@ -77,6 +77,8 @@ class RoundTable:
     quarantined: bool
     last_seq: int
     players: dict[str, Any]
+    #: how the Charleston ended, in words (the view's ``ending.text``); None while it runs
+    ending: str | None = None
     #: when the table last moved (its last row that is not a clock's or a director's):
     #: whoever is awaited has waited since then
     moved_at: str | None = None
@@ -215,7 +217,7 @@ class Rounds(Part):
                 players=row.players,
                 moved_at=_moment(row.moved_at),
             )
-        view = self.reads.view_of(row.snapshot, None, row.clock)
+        view = self.reads.view_of(row.snapshot, None, row.clock, row.players)
         game = view["game"]
         return RoundTable(
             table=row.round_table,
@@ -230,6 +232,7 @@ class Rounds(Part):
             quarantined=False,
             last_seq=row.last_seq,
             players=row.players,
+            ending=(game["ending"] or {}).get("text"),
             moved_at=_moment(row.moved_at),
             clock=_clock_glance(view.get("clock")),
         )
