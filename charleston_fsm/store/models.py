@@ -184,4 +184,30 @@ class RoundRow(Base):
     token_hash: Mapped[str] = mapped_column(String(64))
 
 
+class SpectatorLinkRow(Base):
+    """A read-only link to a table (``subject``: its game id) or a round (its round id):
+    the sha256 of its token and the delay the service applies (seconds)."""
+
+    __tablename__ = "spectator_links"
+
+    subject: Mapped[str] = mapped_column(String(MAX_GAME_ID), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8))  # game | round
+    token_hash: Mapped[str] = mapped_column(String(64))
+    delay: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CredentialChangeRow(Base):
+    """A credential replaced or revoked (``subject``: the game or round): every service
+    process polls the newest and forgets the tokens it remembered for it."""
+
+    __tablename__ = "credential_changes"
+
+    subject: Mapped[str] = mapped_column(String(MAX_GAME_ID), primary_key=True)
+    changed_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), primary_key=True, index=True
+    )
+    what: Mapped[str] = mapped_column(String(16), primary_key=True)
+
+
 metadata = Base.metadata
