@@ -27,6 +27,8 @@ from . import (
     routes_meta,
     routes_record,
     routes_rounds,
+    routes_seats,
+    routes_spectators,
     routes_web,
 )
 from .botrunner import BotRunner
@@ -37,6 +39,7 @@ from .middleware import DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
 from .notify import Notifier
 from .problems import install
 from .responses import FastJSONResponse
+from .token_cache import CredentialWatch, TokenCache
 
 API_VERSION = "v1"
 MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
@@ -51,11 +54,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     await run_in_threadpool(notifier.start)
     clock = ClockThread(app.state.store, app.state.clock_interval)
     clock.start()
+    watch = CredentialWatch(app.state.store, app.state.roles)
+    watch.start()
     log.info("service started", extra={"notifier": notifier.kind, "pid": os.getpid()})
     try:
         yield
     finally:
         await run_in_threadpool(clock.stop)
+        await run_in_threadpool(watch.stop)
         await app.state.bots.stop_all()
         await run_in_threadpool(notifier.stop)
 
@@ -102,7 +108,7 @@ def create_app(
     app.state.bots = BotRunner(store, notifier)
     app.state.platform_key = platform_key
     app.state.clock_interval = clock_interval
-    app.state.roles = {}  # (game id, token digest) -> role
+    app.state.roles = TokenCache()  # (game id, token digest) -> role, until it changes
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(RequestContext)  # outermost: it sees every answer
     install(app)
@@ -112,6 +118,8 @@ def create_app(
         routes_games,
         routes_rounds,
         routes_director,
+        routes_seats,
+        routes_spectators,
         routes_record,
         routes_live,
         routes_meta,

@@ -106,8 +106,7 @@ RULES: tuple[Rule, ...] = (
         "time comes; a round's tables start in the same instant, each exactly once.",
         EVERY,
         decision=DECIDED + " Games start at creation unless created held.",
-        fact="charleston_fsm.engine.time_control, the clock worker's start "
-        "(store/clock_worker.py)",
+        fact="charleston_fsm.engine.time_control, the clock worker's start (store/clock_worker.py)",
     ),
     Rule(
         "SVC-13",

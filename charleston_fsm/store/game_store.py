@@ -18,7 +18,9 @@ of its module, where callers reach it:
 - ``clock_worker``, :class:`~.clock_worker.ClockWorker`: fire_due_clocks, clock_view;
 - ``credentials``, :class:`~.credentials.Credentials`: replace_seat_token, set_spectator,
   set_round_spectator, spectator_delay, round_spectator_delay, changed_since;
-- ``round_acts``, :class:`~.round_acts.RoundActs`: act (start, pause, resume a round).
+- ``round_acts``, :class:`~.round_acts.RoundActs`: act (start, pause, resume a round);
+- ``spectating``, :class:`~.spectating.Spectating`: view, events, round_tables (what a
+  spectator's link shows, behind its delay).
 
 No part imports this module: each gets the core and the parts it uses when it is built
 here, so each can be built and tested on its own (``tests/test_store_parts.py``).
@@ -37,6 +39,7 @@ from .reads import CheckedReads
 from .registry import GameRegistry
 from .round_acts import RoundActs
 from .rounds import Rounds
+from .spectating import Spectating
 from .tamper import TamperEvidence
 from .writes import Writes
 
@@ -66,6 +69,7 @@ class GameStore:
         self.clock_worker = ClockWorker(core, self.writes)
         self.credentials = Credentials(core, self.writes)
         self.round_acts = RoundActs(core, self.writes)
+        self.spectating = Spectating(core, self.reads)
 
     @property
     def anchor_key(self) -> AnchorKey:
