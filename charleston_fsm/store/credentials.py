@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, delete, insert, select, update
 
 from ..engine import annotations
 from ..engine.annotations import Annotation
@@ -27,7 +27,7 @@ from ..engine.seats import Seat
 from .core import Part, StoreCore
 from .errors import RoundNotFound
 from .models import CredentialChangeRow, CredentialRow, GameRow, RoundRow, SpectatorLinkRow
-from .registry import spectator_row
+from .registry import check_digest, spectator_row
 from .results import ExecuteResult
 from .writes import Writes, checked_id, unknown_change
 
@@ -77,7 +77,11 @@ class Credentials(Part):
         action = "revoked" if token_hash is None else "issued"
 
         def change(conn: Connection, now: datetime) -> None:
-            _replace_link(conn, game_id, "game", token_hash, delay, now)
+            conn.execute(delete(SpectatorLinkRow).where(SpectatorLinkRow.game_id == game_id))
+            if token_hash is not None:
+                row = spectator_row(game_id, token_hash, delay, now)
+                conn.execute(insert(SpectatorLinkRow).values(row))
+            _changed(conn, game_id, "spectator", now)
 
         annotation = annotations.spectator_link(action, None if token_hash is None else delay)
         return self._with_row(game_id, annotation, command_id, change)
@@ -85,11 +89,17 @@ class Credentials(Part):
     def set_round_spectator(self, round_id: str, token_hash: str | None, delay: int) -> None:
         """The round's spectator link (it lists the round and opens each of its tables),
         or none: one transaction (a round has no chain of its own)."""
+        if token_hash is not None:
+            check_digest(token_hash)
         with self._writing() as conn:
-            found = conn.execute(select(RoundRow.id).where(RoundRow.id == round_id)).first()
-            if found is None:
+            moved = conn.execute(
+                update(RoundRow)
+                .where(RoundRow.id == round_id)
+                .values(spectator_hash=token_hash, spectator_delay=delay if token_hash else None)
+            )
+            if moved.rowcount != 1:
                 raise RoundNotFound(f"There is no round {round_id!r}.")
-            _replace_link(conn, round_id, "round", token_hash, delay, datetime.now(UTC))
+            _changed(conn, round_id, "spectator", datetime.now(UTC))
 
     def _with_row(
         self, game_id: str, annotation: Annotation, command_id: str, change: Change
@@ -114,15 +124,15 @@ class Credentials(Part):
         with self._reading() as conn:
             own = conn.execute(
                 select(SpectatorLinkRow.delay).where(
-                    SpectatorLinkRow.subject == game_id, SpectatorLinkRow.token_hash == token_hash
+                    SpectatorLinkRow.game_id == game_id, SpectatorLinkRow.token_hash == token_hash
                 )
             ).scalar()
             if own is not None:
                 return int(own)
             of_round = conn.execute(
-                select(SpectatorLinkRow.delay)
-                .join(GameRow, GameRow.round_id == SpectatorLinkRow.subject)
-                .where(GameRow.id == game_id, SpectatorLinkRow.token_hash == token_hash)
+                select(RoundRow.spectator_delay)
+                .join(GameRow, GameRow.round_id == RoundRow.id)
+                .where(GameRow.id == game_id, RoundRow.spectator_hash == token_hash)
             ).scalar()
         return None if of_round is None else int(of_round)
 
@@ -130,10 +140,8 @@ class Credentials(Part):
         """The delay of the round's spectator link, if ``token_hash`` is it."""
         with self._reading() as conn:
             found = conn.execute(
-                select(SpectatorLinkRow.delay).where(
-                    SpectatorLinkRow.subject == round_id,
-                    SpectatorLinkRow.kind == "round",
-                    SpectatorLinkRow.token_hash == token_hash,
+                select(RoundRow.spectator_delay).where(
+                    RoundRow.id == round_id, RoundRow.spectator_hash == token_hash
                 )
             ).scalar()
         return None if found is None else int(found)
@@ -143,25 +151,18 @@ class Credentials(Part):
         again with a margin: a change commits a little after the time it records)."""
         with self._reading() as conn:
             rows = conn.execute(
-                select(CredentialChangeRow.subject).where(CredentialChangeRow.changed_at > moment)
+                select(CredentialChangeRow.id).where(CredentialChangeRow.changed_at > moment)
             ).scalars()
             return set(rows)
 
 
-def _replace_link(
-    conn: Connection, subject: str, kind: str, token_hash: str | None, delay: int, now: datetime
-) -> None:
-    conn.execute(delete(SpectatorLinkRow).where(SpectatorLinkRow.subject == subject))
-    if token_hash is not None:
-        conn.execute(
-            insert(SpectatorLinkRow).values(spectator_row(subject, kind, token_hash, delay, now))
-        )
-    _changed(conn, subject, "spectator", now)
-
-
 def _changed(conn: Connection, subject: str, what: str, now: datetime) -> None:
-    conn.execute(insert(CredentialChangeRow).values(subject=subject, changed_at=now, what=what))
+    """Log the change for every process's watch; forget what no watch reads any more."""
+    conn.execute(delete(CredentialChangeRow).where(CredentialChangeRow.changed_at < now - KEPT))
+    conn.execute(insert(CredentialChangeRow).values(id=subject, changed_at=now, what=what))
 
 
 #: how far back a poll looks past its last one (a change's commit follows its moment)
 POLL_MARGIN = timedelta(seconds=5)
+#: how long a change is kept for the watches (far longer than a poll's look back)
+KEPT = timedelta(minutes=1)

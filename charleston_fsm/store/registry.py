@@ -197,7 +197,7 @@ class GameRegistry(Part):
             ],
             spectator=None
             if spectator is None
-            else spectator_row(game_id, "game", spectator[0], spectator[1], now),
+            else spectator_row(game_id, spectator[0], spectator[1], now),
         )
 
     def insert_games(self, conn: Connection, games: Sequence[NewGameRows]) -> None:
@@ -290,19 +290,15 @@ class GameRegistry(Part):
         return seq
 
 
-def spectator_row(
-    subject: str, kind: str, token_hash: str, delay: int, now: datetime
-) -> dict[str, Any]:
-    """A spectator link's row (``kind``: game or round)."""
+def spectator_row(game_id: str, token_hash: str, delay: int, now: datetime) -> dict[str, Any]:
+    """A table's spectator link's row."""
+    check_digest(token_hash)
+    return {"game_id": game_id, "token_hash": token_hash, "delay": delay, "created_at": now}
+
+
+def check_digest(token_hash: str) -> None:
     if not _HEX64.match(token_hash):
-        raise InvalidGameSetup("A spectator link is stored as the sha256 of its token.")
-    return {
-        "subject": subject,
-        "kind": kind,
-        "token_hash": token_hash,
-        "delay": delay,
-        "created_at": now,
-    }
+        raise InvalidGameSetup("A link is stored as the sha256 of its token, never the token.")
 
 
 def _clock_options(

@@ -28,17 +28,9 @@ from . import integrity
 from .core import Part, StoreCore
 from .errors import InvalidRound, RoundNotFound
 from .hashing import canonical_time, utc
-from .models import (
-    MAX_GAME_ID,
-    EventRow,
-    GameRow,
-    ProjectionRow,
-    QuarantineRow,
-    RoundRow,
-    SpectatorLinkRow,
-)
+from .models import MAX_GAME_ID, EventRow, GameRow, ProjectionRow, QuarantineRow, RoundRow
 from .reads import CheckedReads
-from .registry import GameRegistry, spectator_row
+from .registry import GameRegistry, check_digest
 
 if TYPE_CHECKING:
     from ..engine.table import Table
@@ -170,21 +162,21 @@ class Rounds(Part):
                 games.append(
                     self.registry.new_game_rows(**setup, round_id=round_id, round_table=number)
                 )
-        now = datetime.now(UTC)
+        if spectator is not None:
+            check_digest(spectator[0])
         with self._writing(unknown) as conn:
             conn.execute(
                 insert(RoundRow).values(
                     id=round_id,
-                    created_at=now,
+                    created_at=datetime.now(UTC),
                     name=name,
                     settings=dict(settings or {}),
                     token_hash=token_hash,
+                    spectator_hash=spectator[0] if spectator else None,
+                    spectator_delay=spectator[1] if spectator else None,
                 )
             )
             self.registry.insert_games(conn, games)
-            if spectator is not None:
-                link = spectator_row(round_id, "round", spectator[0], spectator[1], now)
-                conn.execute(insert(SpectatorLinkRow).values(link))
         self.registry.committed(games)
         return round_id, [g.game["id"] for g in games]
 
