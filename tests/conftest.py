@@ -190,6 +190,29 @@ def sqlite_store(sqlite_url: str) -> Iterator[GameStore]:
     yield from _store(sqlite_url)
 
 
+# -- browser fixtures -------------------------------------------------------------------
+#
+#   web_browser   one Debian Chromium for the whole session (web_helpers.browser_or_skip)
+#   web_server    one `serve` on a SQLite file for the whole session: the browser tests
+#                 create their own games and rounds in it, so they share it
+
+
+@pytest.fixture(scope="session")
+def web_browser() -> Iterator[object]:
+    from web_helpers import browser_or_skip
+
+    yield from browser_or_skip()
+
+
+@pytest.fixture(scope="session")
+def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from api_helpers import running
+
+    tmp = tmp_path_factory.mktemp("web")
+    with running(f"sqlite:///{tmp / 'web.sqlite3'}", tmp) as server:
+        yield server
+
+
 def pytest_report_header() -> str:
     """Say which form of the repetitive tests runs (tests/budget.py), so a log tells."""
     from budget import LONG

@@ -26,10 +26,10 @@ def test_demo_then_replay_audit_verify(tmp_path: Path) -> None:
     # every ruleset plays: house's courtesy is asymmetric (one of a pair may give none)
     assert "demo: ruleset nmjl" in out and "demo: ruleset house" in out
     assert out.count("projection = replay): ok") == 3
-    assert "courtesy tiles given: South 2, North 0, East 0, West 2" in out
+    assert "courtesy tiles given: East 0, West 1, South 2, North 0" in out
     # four_winds: six exchanges, three Ding Dongs, then a Ready
     assert "demo: ruleset four_winds" in out and "Exchange 6: West and South resolved" in out
-    assert "Ding Dongs: 3" in out and "ended: North declared Ready" in out
+    assert "Ding Dongs: 3" in out and "ended: South declared Ready" in out
     assert "Play one yourself in a browser: ./dev serve, then open http://127.0.0.1:8000/" in out
     game_id = re.search(r"game ([0-9a-f]{32})", out).group(1)
 
@@ -126,7 +126,7 @@ def test_demo_reads_well_when_piped(tmp_path: Path) -> None:
     assert len(east.split()) == 2 + 14 and len(east) > 80
     # house's uneven courtesy is explained where it appears
     assert "(uneven courtesy: each player gives the count they chose" in out
-    assert "Uneven courtesy (East gave 0, West 2; South gave 2, North 0)" in out
+    assert "Uneven courtesy (East gave 0, West 1; South gave 2, North 0)" in out
     # the next steps, runnable from a clone as printed
     game_id = re.search(r"game ([0-9a-f]{32})", out).group(1)
     assert f"  ./dev cli replay {game_id} --database-url {url}" in lines

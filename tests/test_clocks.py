@@ -300,10 +300,17 @@ def test_four_winds_exchanges_and_gifts_are_timed_as_passes(store: GameStore) ->
     expired = [e.payload["done"] for e in store.reads.events(game_id) if e.type == "clock_expired"]
     assert "declared Ready" in expired
     assert store.tamper.verify(game_id).ok
-    bots = store.registry.create_game("four_winds", seed=14, bots=[s.value for s in SEATS])
-    for _ in range(500):
-        if not store.clock_worker.fire_due_clocks():
+    # East's bot asks for a Ding Dong in most games (the bots' habits): in the first such
+    # game of a few deals, every bot seat gives its gifts
+    for seed in range(14, 24):
+        bots = store.registry.create_game("four_winds", seed=seed, bots=[s.value for s in SEATS])
+        for _ in range(500):
+            if not store.clock_worker.fire_due_clocks():
+                break
+        played = Counter(t for t, _ in types(store, bots))
+        assert store.reads.view(bots)["game"]["finished"] and store.tamper.verify(bots).ok
+        if played["ding_dong_requested"]:
+            assert played["ding_dong_given"] >= 4
             break
-    played = Counter(t for t, _ in types(store, bots))
-    assert store.reads.view(bots)["game"]["finished"] and played["ding_dong_given"] >= 4
-    assert store.tamper.verify(bots).ok
+    else:
+        raise AssertionError("East's bot asked for no Ding Dong in ten games")

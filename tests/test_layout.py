@@ -11,6 +11,7 @@ look at: cycles inside one layer, and the sizes.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -159,6 +160,38 @@ def test_no_module_is_over_the_size_that_reads_in_one_sitting() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+# -- the pages' JavaScript modules ------------------------------------------------------------
+STATIC = PACKAGE / "web" / "static"
+JS_IMPORT = re.compile(
+    r"""^\s*(?:import|export)\b[^;'"]*?\bfrom\s*["']\./([\w.-]+\.js)["']""", re.M
+)
+
+
+def js_graph(static: Path) -> dict[str, set[str]]:
+    """Each page module and the page modules it imports (``import … from "./x.js"``, and
+    ``export … from``, a re-export)."""
+    return {
+        path.name: set(JS_IMPORT.findall(path.read_text(encoding="utf-8")))
+        for path in sorted(static.glob("*.js"))
+    }
+
+
+def test_the_pages_modules_import_no_cycle() -> None:
+    graph = js_graph(STATIC)
+    assert graph["table.js"] >= {"table_state.js", "actions.js", "rack.js"}  # the scan reads
+    assert cycles(graph) == []
+    for module, targets_ in graph.items():
+        assert targets_ <= set(graph), f"{module} imports a file that is not there"
+        # the seat's page has one owner: its parts import its state, never the page itself
+        assert "table.js" not in targets_, f"{module} imports the page (table.js)"
+
+
+def test_a_cycle_between_page_modules_is_found(tmp_path: Path) -> None:
+    (tmp_path / "a.js").write_text('import { b } from "./b.js";\nexport const a = 1;\n')
+    (tmp_path / "b.js").write_text('export { a } from "./a.js";\nexport const b = 2;\n')
+    assert cycles(js_graph(tmp_path)) == [["a.js", "b.js"]]
 
 
 # -- the scan itself can fail ----------------------------------------------------------------

@@ -25,7 +25,7 @@ from charleston_fsm.store.hashing import row_hash
 from charleston_fsm.store.models import AnchorRow, EventRow, GameRow, ProjectionRow
 from charleston_fsm.store.verify import fold_rows
 
-SEED = 5
+SEED = 6  # the bots of this seed place their last tiles after the Charleston is over
 Expected = set[tuple[str, int | None]]
 
 

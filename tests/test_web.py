@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,23 +14,21 @@ import httpx
 import pytest
 from api_helpers import Game, Server, running
 from playwright.sync_api import Browser, Page, expect
-from web_helpers import DESKTOP, PHONE, Shots, browser_or_skip, dom_tile_ids, held
+from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean, doc_shot, dom_tile_ids, held
 
 SEATS = ["east", "south", "west", "north"]
 LIFTED = re.compile(r"\blifted\b")  # a class among others
 expect.set_options(timeout=10_000)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from browser_or_skip()
+@pytest.fixture
+def browser(web_browser: Browser) -> Browser:
+    return web_browser
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("web")
-    with running(f"sqlite:///{tmp / 'web.sqlite3'}", tmp) as server:
-        yield server
+@pytest.fixture
+def server(web_server: Server) -> Server:
+    return web_server
 
 
 class Table:
@@ -228,8 +225,21 @@ def test_nmjl_game_played_by_four_pages(server: Server, browser: Browser) -> Non
         for page in table.pages.values():
             expect(page.get_by_role("button", name="Stop the Charleston")).to_be_enabled()
         table.shoot("vote")
-        for page in table.pages.values():
-            page.get_by_role("button", name="Continue").click()
+        # the vote comes in seat by seat: North (on a phone) sees who voted what
+        north = table.pages["north"]
+        for seat in ("east", "south"):
+            table.pages[seat].get_by_role("button", name="Continue").click()
+        for seat in ("east", "south"):
+            expect(north.locator(f'#others [data-seat="{seat}"]')).to_contain_text(
+                "voted to continue"
+            )
+        expect(north.locator('#others [data-seat="west"]')).to_contain_text("has not voted yet")
+        expect(north.locator("#turn")).to_have_text("Waiting for you and West to vote.")
+        expect(north.locator("#guide")).to_contain_text("a single stop skips the Second")
+        assert_axe_clean(north, "the vote on a phone, two seats voted")
+        doc_shot(north, "table-vote-phone", full_page=True)
+        for seat in ("west", "north"):
+            table.pages[seat].get_by_role("button", name="Continue").click()
         # nmjl: a stop may still come until the Second Left resolves
         late = "Stop the Charleston (late objection)"
         expect(east.get_by_role("button", name=late)).to_be_enabled()
@@ -246,9 +256,18 @@ def test_nmjl_game_played_by_four_pages(server: Server, browser: Browser) -> Non
             expect(table.pages[seat].locator("#phase")).to_contain_text("Courtesy agreed: 1")
             confirm(table.pages[seat], 1, "Pass 1 Across", resolves=seat == "west")
         for page in table.pages.values():
-            expect(page.locator("#ended")).to_contain_text("The Charleston is over")
+            expect(page.locator("#ended")).to_contain_text(
+                "The Charleston is over. All passes were played: both Charlestons and the "
+                "Courtesy Pass."
+            )
         table.shoot("over")
         table.assert_secret()
+        # a long history scrolls, and a keyboard reaches it
+        history = east.locator("#history")
+        assert history.evaluate("e => e.scrollHeight > e.clientHeight")
+        history.focus()
+        expect(history).to_be_focused()
+        assert_axe_clean(east, "a whole game's history, desktop")
         desk_replays_the_game(table, browser, shots)
     finally:
         table.close()
@@ -420,6 +439,7 @@ def test_front_door_one_player_against_three_bots(server: Server, browser: Brows
         front.goto(f"{server.base_url}/")
         expect(front.locator("#ruleset")).to_have_value("nmjl")
         shots(front, "front-door")
+        front.get_by_label("Seconds a bot thinks").fill("0")  # this test plays at once
         front.get_by_role("button", name="Create the game").click()
         expect(front.locator("#links a")).to_have_count(5)
         shots(front, "links")

@@ -7,41 +7,27 @@ links and a stopped server, axe at desktop and phone widths."""
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from api_helpers import Server, running
 from playwright.sync_api import Browser, Page, expect
-from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean, browser_or_skip
+from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean, doc_shot
 
 expect.set_options(timeout=15_000)
-IMG = Path(__file__).parents[1] / "docs" / "img"
-
-
-def doc_shot(page: Page, name: str) -> None:
-    """The README's screenshot, refreshed only when asked (CHARLESTON_DOC_SHOTS=1), so a
-    test run leaves the working tree as it was."""
-    if os.environ.get("CHARLESTON_DOC_SHOTS"):
-        page.screenshot(path=str(IMG / f"{name}.png"))
-
-
 CLOCK = {"confirm_pass": 600, "vote": 600, "courtesy": 600, "place_tiles": 600}
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from browser_or_skip()
+@pytest.fixture
+def browser(web_browser: Browser) -> Browser:
+    return web_browser
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("console")
-    with running(f"sqlite:///{tmp / 'console.sqlite3'}", tmp) as server:
-        yield server
+@pytest.fixture
+def server(web_server: Server) -> Server:
+    return web_server
 
 
 def post(server: Server, path: str, body: dict[str, Any], token: str | None = None) -> Any:
@@ -62,10 +48,16 @@ def test_room_shows_a_three_table_round_and_pauses_a_table(
     server: Server, browser: Browser
 ) -> None:
     shots = Shots("room")
+    names = {"east": "Ann", "south": "Bea", "west": "Cy", "north": "Di"}
     tables = [
-        {"seed": 21, "label": "Oak", "clock": {**CLOCK, "on_expiry": "flag_late"}},
+        {
+            "seed": 21,
+            "label": "Oak",
+            "clock": {**CLOCK, "on_expiry": "flag_late"},
+            "players": names,
+        },
         {"seed": 22, "label": "Elm", "clock": {"confirm_pass": 1, "on_expiry": "flag_late"}},
-        {"seed": 23, "label": "Ash", "bots": ["east", "south", "west", "north"]},
+        {"seed": 23, "label": "Table 3", "bots": ["east", "south", "west", "north"]},
     ]
     round_ = post(server, "/v1/rounds", {"name": "Round 2", "tables": tables})
     for viewport, name in ((DESKTOP, "desktop"), (PHONE, "phone")):
@@ -78,6 +70,10 @@ def test_room_shows_a_three_table_round_and_pauses_a_table(
         # Elm's one-second clock flags every seat late; Ash's bots finish
         expect(page.locator('#tables tr[data-table="2"]')).to_have_attribute("data-late", "yes")
         expect(page.locator('#tables tr[data-table="3"]')).to_contain_text("finished")
+        first = page.locator('#tables tr[data-table="1"]')
+        expect(first).to_contain_text("Ann (East), Bea (South), Cy (West), Di (North)")
+        # a label that only repeats the number is not said twice
+        expect(page.locator('#tables tr[data-table="3"] a')).to_have_text("Table 3")
         if name == "desktop":
             page.select_option("#sort", "late")
             expect(rows.first).to_have_attribute("data-table", "2")
@@ -93,7 +89,7 @@ def test_room_shows_a_three_table_round_and_pauses_a_table(
         if name == "desktop":
             page.locator('#tables tr[data-table="1"] a').click()
             page.wait_for_url(re.compile(r"/desk/"))
-            expect(page.locator("#audit")).to_contain_text("The director pauses the clock")
+            expect(page.locator("#audit")).to_contain_text("The director paused the clock.")
         context.close()
 
 
@@ -113,13 +109,15 @@ def test_desk_rules_judges_and_reads_the_record(server: Server, browser: Browser
     page.fill("#ruling-text", "Talking about tiles")
     page.get_by_role("button", name="Record the ruling").click()
     confirm_dialog(page, "Record it")
-    expect(page.locator("#audit")).to_contain_text("WARNING (West): Talking about tiles")
+    expect(page.locator("#audit")).to_contain_text(
+        "The director recorded a warning about West: “Talking about tiles”."
+    )
     page.get_by_role("button", name="Pause the clock").click()
     page.get_by_role("dialog").get_by_role("button", name="Cancel").click()  # one click: nothing
-    expect(page.locator("#audit")).not_to_contain_text("pauses the clock")
+    expect(page.locator("#audit")).not_to_contain_text("paused the clock")
     page.get_by_role("button", name="Pause the clock").click()
     confirm_dialog(page, "Pause the clock")
-    expect(page.locator("#audit")).to_contain_text("The director pauses the clock")
+    expect(page.locator("#audit")).to_contain_text("The director paused the clock.")
     expect(page.locator('#seats [data-seat="east"] .seat-clock')).to_contain_text("clock paused")
 
     # East declares a Heavenly Hand; the desk judges it invalid: the First Right again
@@ -146,6 +144,41 @@ def test_desk_rules_judges_and_reads_the_record(server: Server, browser: Browser
     expect(page.locator("#transfers table tr")).to_have_count(5)
     page.locator("#transfers .tile-chip").first.click()
     expect(page.locator("#route")).to_contain_text("First Charleston: pass Right")
+    # the audit reads as sentences with tile names; seq and ids on a details line
+    gave = page.locator('#audit li[data-kind="transfer"]').first
+    expect(gave.locator(".s-text")).to_have_text(
+        re.compile(r"^East gave [^#]+ to South\.$")  # "East gave 3 Bam, 9 Crak and Flower …"
+    )
+    expect(gave.locator(".s-detail")).to_have_text(re.compile(r"^seq \d+ · [\d:]+ · \w+#\d+"))
+    expect(page.locator("#audit")).to_contain_text(
+        "The director judged the Heavenly Hand invalid: “Not a hand of this year's card”."
+    )
+    # the statechart says where the table is in words, and zooms
+    expect(page.locator("#diagram-now")).to_have_text("Now: First Charleston: pass Across")
+    svg = page.locator("#diagram svg")
+    width = svg.evaluate("e => e.getBoundingClientRect().width")
+    page.get_by_role("button", name="Zoom the statechart in").click()
+    expect(page.locator("#zoom-level")).to_have_text("125%")
+    assert svg.evaluate("e => e.getBoundingClientRect().width") > width * 1.1
+    page.get_by_role("button", name="Fit the width").click()
+    expect(page.locator("#zoom-level")).to_have_text("fitted to the width")
+    # a tile's route through a blind pass reads in the order it travelled, though the
+    # resolution records the forward before the hand-over
+    route = page.evaluate(
+        """async () => {
+            const { routeOf } = await import('/static/desk_audit.js');
+            const pass = {label: 'First Charleston: pass Left',
+              blind_routes: {'7': ['north', 'west', 'south']},
+              transfers: [
+                {seq: 40, giver: 'west', receiver: 'south', from_hand: [], forwarded: [7]},
+                {seq: 41, giver: 'north', receiver: 'west', from_hand: [7], forwarded: []}]};
+            return routeOf(7, [pass]);
+        }"""
+    )
+    assert route == [
+        "North → West (First Charleston: pass Left, seq 41)",
+        "West → South (First Charleston: pass Left, forwarded unseen, seq 40)",
+    ]
     ruling_row = page.locator('#timeline li[data-type="ruling_recorded"] button')
     expect(ruling_row).to_contain_text("WARNING: Talking about tiles")
     expect(page.locator('#timeline li[data-type="clock_paused"] .mark-clock')).to_have_count(1)
@@ -199,12 +232,15 @@ def test_wrong_links_and_a_stopped_server_get_plain_sentences(
         page.goto(f"{server.base_url}/desk/{gid}#token={tokens['east']}")
         expect(page.locator("#message")).to_contain_text("This is East's link")
         expect(page.get_by_role("link", name="Open East's table instead")).to_be_visible()
+        expect(page.locator(".desk-layout")).to_be_hidden()  # no dead buttons under it
+        assert_axe_clean(page, "a seat's link opened as a desk (phone)")
         page.goto(f"{server.base_url}/desk/{gid}x#token={tokens['director']}")
         expect(page.locator("#message")).to_contain_text("There is no such game")
         page.goto(f"{server.base_url}/desk/{gid}#token=not-the-secret")
         expect(page.locator("#message")).to_contain_text("This link's secret does not open")
         page.goto(f"{server.base_url}/room/{gid}#token={tokens['director']}")
         expect(page.locator("#message")).to_contain_text("no such round on this server")
+        expect(page.locator("#tables-card")).to_be_hidden()
         # a round created from its page shows every link; then the server stops
         page.goto(f"{server.base_url}/rounds/new")
         page.fill("#count", "2")
@@ -212,10 +248,24 @@ def test_wrong_links_and_a_stopped_server_get_plain_sentences(
         page.get_by_role("button", name="Create the round").click()
         expect(page.locator("#links > li")).to_have_count(3)
         expect(page.locator("#links")).to_contain_text("/room/")
+        expect(page.get_by_role("link", name="East: Ann", exact=True)).to_be_visible()
         assert_axe_clean(page, "the new round's links (phone)")
         page.get_by_role("link", name=re.compile("The room of")).click()
         expect(page.locator("#tables tr")).to_have_count(2)
+        desk = context.new_page()
+        desk.goto(f"{server.base_url}/desk/{gid}#token={tokens['director']}")
+        expect(desk.locator("#live")).to_have_text("● live")
+        port = server.port
         server.stop()
-        expect(page.locator("#message")).to_contain_text("The server does not answer")
-        assert "Error" not in page.locator("#message").inner_text()
+        for gone in (page, desk):
+            expect(gone.locator("#message")).to_contain_text("The server does not answer")
+            assert "Error" not in gone.locator("#message").inner_text()
+            assert "./dev" not in gone.locator("#message").inner_text()
+    # the server comes back on its address: the sentence goes, no reload needed
+    back = Server(f"sqlite:///{tmp_path / 'gone.sqlite3'}", tmp_path / "back.log", port=port)
+    try:
+        expect(desk.locator("#message")).to_have_text("The server answers again.", timeout=30_000)
+        expect(page.locator("#message")).to_have_text("The server answers again.")
+    finally:
         context.close()
+        back.stop()

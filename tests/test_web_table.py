@@ -6,13 +6,12 @@ to create games, to pause a clock as a director would, and to check what was (no
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from api_helpers import Game, Server, ok, running
+from api_helpers import Game, Server, ok
 from playwright.sync_api import Browser, BrowserContext, Page, expect
-from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean, browser_or_skip
+from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean
 
 expect.set_options(timeout=15_000)
 BOTS = ["south", "west", "north"]
@@ -20,21 +19,20 @@ SEATS = ["east", *BOTS]
 FACE_WORDS = re.compile(r"^(\d (Bam|Crak|Dot)|\w+ Wind|\w+ Dragon|White Dragon \(Soap\)|Flower)$")
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from browser_or_skip()
+@pytest.fixture
+def browser(web_browser: Browser) -> Browser:
+    return web_browser
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("web_table")
-    with running(f"sqlite:///{tmp / 'table.sqlite3'}", tmp) as server:
-        yield server
+@pytest.fixture
+def server(web_server: Server) -> Server:
+    return web_server
 
 
 def create(server: Server, **body: Any) -> dict[str, Any]:
+    """A game over HTTP; its bots act at once unless the test gives them a pace."""
     with server.client() as c:
-        created = c.post("/v1/games", json=body)
+        created = c.post("/v1/games", json={"bot_pace": 0, **body})
     assert created.status_code == 201, created.text
     return created.json()
 
@@ -122,6 +120,12 @@ def test_phone_by_touch(server: Server, browser: Browser) -> None:
         expect(page.locator("#rack-hint")).to_contain_text("Tap a tile")
         no_horizontal_overflow(page)
         assert_axe_clean(page, "table at the deal, phone")
+        # every caption on a tile reads at 12 px at least (names, "from North" notes)
+        smallest = page.evaluate(
+            """() => Math.min(...[...document.querySelectorAll('.tile .small, .tile .note')]
+                .map(e => parseFloat(getComputedStyle(e).fontSize)))"""
+        )
+        assert smallest >= 12, smallest
         # every tile and button is at least 44 px for a finger
         small = page.evaluate(
             """() => [...document.querySelectorAll('#rack .tile, #actions button, #sort')]
@@ -262,7 +266,7 @@ def test_the_clock_says_what_it_did(server: Server, browser: Browser) -> None:
         history = page.locator("#history-list")
         # the first pass: East does nothing, the clock passes for it (South is to its right)
         expect(history).to_contain_text("the clock passed", timeout=30_000)
-        expect(history).to_contain_text("East to South")
+        expect(history).to_contain_text("for you to South")
         floating = page.locator("#received .tile.floating")
         expect(floating).to_have_count(3)
         # received tiles must be placed first: no pass deadline runs until they are
@@ -273,15 +277,42 @@ def test_the_clock_says_what_it_did(server: Server, browser: Browser) -> None:
         expect(lifted).to_have_count(2)
         page.get_by_role("button", name="Place all").click()
         # the clock now runs 2 s for the Across pass, then passes 3 tiles in East's name
-        entry = history.locator("li", has_text="East to West")
+        entry = history.locator("li", has_text="for you to West")
         expect(entry).to_contain_text("the clock passed", timeout=30_000)
         text = entry.inner_text()
-        tiles_named = text.split("the clock passed ")[1].split(", East to West")[0].split(", ")
+        named = text.split("the clock passed ")[1].split(" for you to West")[0]
+        tiles_named = re.split(r", | and ", named)  # "3 Bam, 7 Dot and 9 Crak"
         assert len(tiles_named) == 3 and all(FACE_WORDS.match(t) for t in tiles_named), text
         expect(lifted).to_have_count(0)
         expect(page.locator("#message")).to_contain_text("the clock acted for you")
         assert_axe_clean(page, "table after the clock acted")
         shots(page, "clock-acted")
+    finally:
+        context.close()
+
+
+def test_a_late_seat_keeps_its_next_countdown(server: Server, browser: Browser) -> None:
+    """Flagged late once (a 1-second pass), the seat still gets its next deadline as a
+    countdown; the late mark becomes a quiet note beside it, never in its place."""
+    clock = {"confirm_pass": 1, "place_tiles": 600, "on_expiry": "flag_late"}
+    game = create(server, ruleset="nmjl", seed=7, bots=BOTS, clock=clock)
+    context = browser.new_context(viewport=DESKTOP)
+    try:
+        page = open_seat(context, server, game)
+        countdown = page.locator("#countdown")
+        expect(countdown).to_have_attribute("data-state", "late", timeout=30_000)
+        expect(countdown).to_contain_text("Late: your time ran out")
+        tiles = page.locator('#rack .tile:not([data-face="J"])')
+        for i in range(3):
+            tiles.nth(i).click()
+        page.locator("button.pass").click()
+        expect(page.locator("#received .tile.floating")).to_have_count(3)
+        expect(countdown).to_have_attribute("data-state", "running")
+        expect(countdown).to_contain_text(re.compile(r"\d+ s left to place your tiles"))
+        expect(page.locator("#late-note")).to_have_text(
+            "You ran out of time earlier in this game; the director sees it."
+        )
+        assert_axe_clean(page, "a late seat's next countdown")
     finally:
         context.close()
 
@@ -354,9 +385,12 @@ def test_plain_errors_for_wrong_links(server: Server, browser: Browser) -> None:
         problem = page.locator("#problem")
         expect(problem).to_contain_text("director's link")
         expect(page.get_by_role("link", name="Open the director's desk")).to_be_visible()
+        expect(page.locator(".layout")).to_be_hidden()  # the sentence and the way out only
         page.goto(f"{base}#token=not-a-token")
         page.reload()
         expect(problem).to_contain_text("does not open a seat")
+        expect(page.locator(".layout")).to_be_hidden()
+        expect(page.get_by_role("link", name="Go to the front door")).to_be_visible()
         body = page.locator("body").inner_text()
         assert "TypeError" not in body and not re.search(r"[A-Z]+-\d+:", body)
         no_horizontal_overflow(page)

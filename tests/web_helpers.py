@@ -17,7 +17,7 @@ import pytest
 
 CHROMIUM = os.environ.get("CHARLESTON_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("CHARLESTON_WEB_ARTIFACTS", "tests/artifacts"))
-DESKTOP = {"width": 1200, "height": 860}
+DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
 TILE_ID = re.compile(r'data-id="(\d+)"')
 
@@ -52,6 +52,7 @@ class Shots:
         self.n = 0
 
     def __call__(self, page: Any, what: str) -> Path:
+        settle(page)
         self.n += 1
         path = self.dir / f"{self.n:02d}-{re.sub(r'[^A-Za-z0-9-]+', '-', what)}.png"
         page.screenshot(path=str(path), full_page=True)
@@ -68,6 +69,26 @@ def held(director_view: dict[str, Any], seat: str) -> set[int]:
     s = director_view["seats"][seat]
     tiles = [*s["rack"], *s["received"], *((s["selection"] or {}).get("tiles") or [])]
     return {t["id"] for t in tiles}
+
+
+IMG = Path(__file__).parents[1] / "docs" / "img"
+
+
+def doc_shot(page: Any, name: str, *, full_page: bool = False) -> None:
+    """A screenshot for the README and docs (docs/img/NAME.png), refreshed only when asked
+    (CHARLESTON_DOC_SHOTS=1), so that a test run leaves the working tree as it was."""
+    if os.environ.get("CHARLESTON_DOC_SHOTS"):
+        settle(page)
+        page.screenshot(path=str(IMG / f"{name}.png"), full_page=full_page)
+
+
+def settle(page: Any) -> None:
+    """Wait (a little) for the tiles' motion to end, so a picture shows where they are."""
+    page.wait_for_function(
+        "document.getAnimations().every(a => a.constructor !== Animation"
+        " || a.playState !== 'running')",
+        timeout=5_000,
+    )
 
 
 AXE = Path(os.environ.get("CHARLESTON_AXE", ".cache/axe/node_modules/axe-core/axe.min.js"))

@@ -17,12 +17,13 @@ from urllib.parse import quote
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..engine.errors import CharlestonError
 from ..rulebook import statement
+from . import routes_web
 from .logs import log
 
 PROBLEM_JSON = "application/problem+json"
@@ -247,7 +248,9 @@ def install(app: Any) -> None:
     app.add_exception_handler(ValidationError, _invalid)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 404 and routes_web.wants_page(request):
+            return routes_web.not_found_page()  # a person's browser: a page, not JSON
         code = HTTP_CODES.get(exc.status_code, "http_error")
         headers = getattr(exc, "headers", None)
         if exc.status_code == 405 and (allowed := _allowed_methods(request)):

@@ -193,6 +193,7 @@ def table_setup(body: CreateGame) -> TableSetup:
             "credentials": {role: token_hash(tokens[role]) for role in ROLES},
             "clock": body.clock,
             "bots": [s.value for s in body.bots] if body.bots else None,
+            "pace": body.bot_pace,
             "spectator": (token_hash(tokens["spectator"]), body.spectator_delay),
             **start_args(body.start),
         },
@@ -296,7 +297,9 @@ def command_answer(
             "duplicate": bool(result.duplicate),
             "events": [event_out(e, role) for e in events],
             # the committed table and clock, no re-read
-            "view": store.reads.view_of(result.snapshot, seat, result.clock),
+            "view": store.reads.view_of(
+                result.snapshot, seat, result.clock, store.reads.players(game_id)
+            ),
         }
     except Exception:
         log.exception("answer failed after the commit")
@@ -391,5 +394,10 @@ def get_replay(
     role = authenticate(request, game_id)
     table = store.reads.replay(game_id, at=seq)
     seat = seat_of(role)
-    view = director_view(table) if seat is None else seat_view(table, seat)
+    names = store.reads.players(game_id)
+    view = (
+        director_view(table, players=names)
+        if seat is None
+        else seat_view(table, seat, players=names)
+    )
     return {"game_id": game_id, "role": role, "seq": seq, "view": view}

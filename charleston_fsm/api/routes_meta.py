@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse, Response
 
 from ..engine.errors import JokerPassed, UnknownRuleset
 from ..engine.rulesets import RULESETS, Ruleset
+from ..rulebook import RULES
 from .deps import NotifierDep, StoreDep
 from .logs import log
 from .problems import ApiProblem, problem
@@ -57,6 +58,13 @@ def ruleset_out(ruleset: Ruleset) -> dict[str, Any]:
         ],
         "links": {"diagram": f"/v1/rulesets/{ruleset.name}/diagram"},
         "joker_rule": {"rule": JokerPassed.rule, "message": JokerPassed.MESSAGE},
+        "rules": {r.id: r.statement for r in RULES.values() if ruleset.name in r.rulesets},
+        "state_names": {state.id: str(state.name) for state in ruleset.chart.states_map.values()},
+        "state_rules": {
+            state_id: list(ids)
+            for state_id in ruleset.chart.states_map
+            if (ids := ruleset.state_rule_ids(state_id))
+        },
     }
 
 

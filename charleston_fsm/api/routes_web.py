@@ -1,8 +1,10 @@
-"""The web pages: the front door, a seat's table and the director's desk (no API here)."""
+"""The web pages: the front door, a seat's table and the director's desk (no API here);
+and the page a browser gets for a path that names nothing (an API client gets problem
+JSON there, see :mod:`.problems`)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -38,6 +40,21 @@ def round_room(round_id: str) -> FileResponse:
 @router.get("/rounds/new")
 def new_round() -> FileResponse:
     return _page("round_new.html")
+
+
+def wants_page(request: Request) -> bool:
+    """A person's browser asking for a page (not the API, not a script or a file)."""
+    path = request.url.path
+    return (
+        request.method in ("GET", "HEAD")
+        and "text/html" in request.headers.get("accept", "")
+        and not path.startswith(("/v1/", "/static/"))
+    )
+
+
+def not_found_page() -> FileResponse:
+    """The page for a path that names nothing: what went wrong and the way out."""
+    return FileResponse(STATIC / "not_found.html", status_code=404, media_type="text/html")
 
 
 def install(app: FastAPI) -> None:

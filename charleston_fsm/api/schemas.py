@@ -14,6 +14,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, 
 
 from ..engine.charts.four_winds import FourWindsOptions
 from ..engine.clock_options import MAX_SECONDS, ClockOptions
+from ..engine.clocks import MAX_PACE
 from ..engine.rulesets import Options
 from ..engine.seats import Direction, Seat
 from ..engine.tiles import HAND_SIZE
@@ -116,6 +117,15 @@ class CreateGame(BaseModel):
         max_length=4,
         description="Seats the service's auto player plays from the start (durable: through "
         "the clock's deadlines, so they survive restarts and work across processes).",
+    )
+    bot_pace: float | None = Field(
+        None,
+        ge=0,
+        le=MAX_PACE,
+        description="Seconds a bot seat thinks over a decision, on average (each time "
+        "between half and one and a half of it; three times that for its first pass). "
+        "Absent: 3 when people play beside bots (so East may declare a Heavenly Hand and "
+        "the vote is seen seat by seat), 0 when bots play every seat.",
     )
     start: Literal["now", "held"] | AwareDatetime = Field(
         "now",
@@ -392,6 +402,16 @@ class RulesetInfo(BaseModel):
     steps: list[RulesetStep]
     links: dict[Literal["diagram"], str]
     joker_rule: JokerRule
+    rules: dict[str, str] = Field(
+        description="The ruleset's rules of the rule book (docs/rules.md): id -> statement, "
+        "in the project's own words (a client's help text)."
+    )
+    state_rules: dict[str, list[str]] = Field(
+        description="The rule ids each chart state plays out (this ruleset's only)."
+    )
+    state_names: dict[str, str] = Field(
+        description="Every chart state's name for people, by its id (First Charleston: pass Right)."
+    )
 
 
 class RulesetList(BaseModel):

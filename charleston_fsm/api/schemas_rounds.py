@@ -103,10 +103,15 @@ class RoundTableState(BaseModel):
     )
     late: list[Seat] = Field(description="Seats whose clock ran out, as the director view says.")
     finished: bool
-    ended_reason: str | None
+    ended_reason: str | None = Field(description="Why it ended, as the record wrote it.")
     quarantined: bool = Field(description="Its record failed verify: nothing is served from it.")
     last_seq: int
     players: dict[str, Any]
+    ending: str | None = Field(
+        None,
+        description="How the Charleston ended, in words with the players' names (the "
+        "view's game.ending.text); null while it runs.",
+    )
     moved_at: str | None = Field(
         None,
         description="When the table last moved (its last row that is not a clock's or a "

@@ -21,7 +21,7 @@ DEMO_SEED = 6  # with the bots of this seed the demo shows two blind passes and 
 # courtesy pairs exchanging tiles (tests/test_cli.py checks it)
 #: The demo's seed per ruleset: each story shows what sets that ruleset apart
 #: (nmjl: blind passes and agreed courtesy; house: Across first, asymmetric courtesy).
-DEMO_SEEDS = {"nmjl": DEMO_SEED, "house": 3, "four_winds": 14}
+DEMO_SEEDS = {"nmjl": DEMO_SEED, "house": 13, "four_winds": 4}
 
 
 def check_database_url(value: str | None) -> str | None:

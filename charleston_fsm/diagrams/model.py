@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from statemachine import State, StateChart
 
+from ..engine.guards import OPTION_GUARDS
 from ..engine.rulesets import CourtesyMode, Options, Ruleset, get_ruleset
 from ..engine.seats import SEATS
 from ..engine.steps import Step
@@ -53,18 +54,6 @@ NEGATED_GUARD_LABELS: dict[str, str] = {
     "tiles_from_hand": "no tile from any hand",
     "charleston_this_round": "no Charleston this round",
     "ding_dong_this_round": "no Ding Dong this round",
-}
-
-#: Guards whose value depends on the game's options alone, and the option each reads.
-#: They are evaluated once per ruleset to find the branches that can never fire.
-OPTION_GUARDS: dict[str, str] = {
-    "blind_passes_allowed": "blind_pass",
-    "late_objection_allowed": "late_objection",
-    "second_left_first": "second_charleston_order",
-    "second_across_first": "second_charleston_order",
-    "courtesy_counts_free": "courtesy_mode",
-    "charleston_this_round": "charleston",
-    "ding_dong_this_round": "ding_dong",
 }
 
 #: What a transition's action does, as shown after the guard ("/ pass resolves").

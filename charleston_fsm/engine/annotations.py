@@ -170,6 +170,11 @@ def hand_over(doc: Mapping[str, Any], parsed: HandToBot | HandBack) -> Annotatio
 
     def change(clock: Mapping[str, Any] | None, _now: datetime) -> tuple[Any, list[Event]]:
         before = clock or clocks.new_doc(None, ())
+        if not before.get("pace"):  # no bot was created with the game: one beside people
+            bots = (
+                {*(before.get("bots") or ()), seat.value} if isinstance(parsed, HandToBot) else ()
+            )
+            before = {**before, "pace": clocks.pace_for(None, [Seat(s) for s in bots])}
         if isinstance(parsed, HandToBot):
             after, by = seating.with_bot(before, seat), "bot"
         else:

@@ -9,9 +9,20 @@ deadline with :func:`auto_command`. Nothing here knows of storage or HTTP.
 Kinds: ``confirm_pass`` (a pass, a Four Winds exchange, a Ding Dong gift, East's
 decision in the Ding Dong window: request one or declare Ready), ``vote``, ``courtesy``
 (offering and choosing courtesy tiles) and ``place_tiles`` (without a limit of its own,
-a seat that must place first gets the limit of the decision it reaches next). A bot
-seat is a deadline of kind ``bot`` with zero seconds: the same machinery plays it, so
-bot seats survive restarts.
+a seat that must place first gets the limit of the decision it reaches next).
+
+A bot seat is a deadline of kind ``bot``: the same machinery plays it, so bot seats
+survive restarts. Its deadline is its *thinking time*: the table's ``pace`` (seconds,
+fixed at creation; :func:`pace_for`) times a factor between 0.5 and 1.5, three times
+that for its first look at a new rack (the First Right), so that East has a moment to
+declare a Heavenly Hand and a person sees the vote come in seat by seat. A game of bots
+only, or a benchmark's, has a pace of 0: its bots act at once.
+
+Every choice a bot or the auto player makes, and every thinking time, is drawn from a
+random generator seeded by the game (its deal seed and id: ``game`` in the document),
+the seat and the seq that armed the deadline: games differ from each other, and every
+process that fires a deadline makes the same choice (and the same command id stores it
+once).
 """
 
 from __future__ import annotations
@@ -47,15 +58,32 @@ __all__ = [
 ]
 
 BOT = "bot"
+#: seconds a bot thinks over a decision, on average, at a table where people play
+DEFAULT_PACE = 3.0
+MAX_PACE = 30.0
+#: the thinking time's spread around the pace, and the first look at a new rack
+THINKING = (0.5, 1.5)
+FIRST_LOOK = 3.0
 
 
-def auto_player(seat: Seat, armed_seq: int, *, bot: bool = False) -> Bot:
-    """The player the clock lends a seat: legal, never a joker, continue, offer 0.
+def pace_for(pace: float | None, bots: Iterable[Seat]) -> float:
+    """A new game's pace: as given; else :data:`DEFAULT_PACE` when bots share the table
+    with people, 0 when bots play every seat (or none)."""
+    if pace is not None:
+        return float(pace)
+    return DEFAULT_PACE if 0 < len(set(bots)) < len(SEATS) else 0.0
 
-    Seeded by the seat and the seq that armed the deadline, so every process that fires
-    it chooses the same command (and the same command id stores it once).
+
+def auto_player(seat: Seat, armed_seq: int, *, bot: bool = False, game: str = "") -> Bot:
+    """The player the clock lends a seat: legal, never a joker, continue, offer 0; or, at
+    a bot seat, the package's bot (its habits: :mod:`.bots`).
+
+    Seeded by the game (``game``: its deal seed and id), the seat and the seq that armed
+    the deadline, so that games differ and every process that fires it chooses the same
+    command (and the same command id stores it once). A document made before games were
+    named in it (``game`` empty) keeps its seat-and-seq seed.
     """
-    rng = random.Random(f"{seat.value}:{armed_seq}")
+    rng = random.Random(f"{game}:{seat.value}:{armed_seq}" if game else f"{seat.value}:{armed_seq}")
     if bot:
         return Bot(seat=seat, rng=rng, earthly_rate=0.0)
     return Bot(
@@ -95,15 +123,36 @@ def scope(table: Table) -> str:
     return f"{table.passes_resolved}:{'/'.join(table.configuration)}"
 
 
-def awaited(table: Table, seat: Seat, seq: int, *, bot: bool = False) -> Command | None:
+def awaited(
+    table: Table, seat: Seat, seq: int, *, bot: bool = False, game: str = ""
+) -> Command | None:
     """What the auto player would do for ``seat`` now, from that seat's view only."""
-    return auto_player(seat, seq, bot=bot).decide(seat_view(table, seat))
+    return auto_player(seat, seq, bot=bot, game=game).decide(seat_view(table, seat))
 
 
-def new_doc(options: ClockOptions | None, bots: Iterable[Seat]) -> dict[str, Any]:
+def thinking(doc: Mapping[str, Any], table: Table, seat: Seat, seq: int) -> float:
+    """How long the bot at ``seat`` thinks over the decision armed at ``seq`` (seconds):
+    the module docstring's pace, spread and first look, drawn like its choice."""
+    pace = doc.get("pace") or 0.0
+    if not pace:
+        return 0.0
+    rng = random.Random(f"{doc.get('game', '')}:{seat.value}:{seq}:thinking")
+    seconds = pace * rng.uniform(*THINKING)
+    if table.passes_resolved == 0 and table.requirement(seat) is not None:
+        seconds *= FIRST_LOOK
+    return round(seconds, 2)
+
+
+def new_doc(
+    options: ClockOptions | None, bots: Iterable[Seat], *, game: str = "", pace: float = 0.0
+) -> dict[str, Any]:
+    """A new game's clock document; ``game`` names the game for the bots' random choices
+    (its deal seed and id), ``pace`` is how long its bots think (:func:`pace_for`)."""
     return {
         "options": options.model_dump(mode="json") if options else None,
         "bots": sorted(s.value for s in bots),
+        "game": game,
+        "pace": pace,
         "paused_at": None,
         "deadlines": {},
         "late": [],
@@ -133,11 +182,14 @@ def advance(
     deadlines: dict[str, Any] = {}
     for seat in SEATS:
         is_bot = seat.value in bots
-        command = awaited(table, seat, seq, bot=is_bot)
+        command = awaited(table, seat, seq, bot=is_bot, game=doc.get("game", ""))
         if command is None:
             continue
         kind = BOT if is_bot else kind_of(table, command)
-        seconds = 0 if is_bot else options.get(kind) if kind else None
+        if is_bot:
+            seconds: float | None = thinking(doc, table, seat, seq)
+        else:
+            seconds = options.get(kind) if kind else None
         if seconds is None and command.type == "place_tiles":
             kind, seconds = _after_placing(table, seat, options)
         if seconds is None:
@@ -212,6 +264,7 @@ class ClockFiring:
     seat: Seat
     deadline: Mapping[str, Any]
     now: datetime
+    game: str = ""  # the game the players' choices are seeded by (the document's ``game``)
 
     @property
     def is_bot(self) -> bool:
@@ -239,8 +292,9 @@ class ClockFiring:
         return not self.is_bot and (doc.get("options") or {}).get("on_expiry") == "flag_late"
 
     def player(self) -> Bot:
-        """The auto player for this deadline (the same choice in every process)."""
-        return auto_player(self.seat, self.deadline["armed_seq"], bot=self.is_bot)
+        """Who acts on this deadline: the bot of a bot seat, else the auto player (the same
+        choice in every process: seeded by the game, the seat and the armed seq)."""
+        return auto_player(self.seat, self.deadline["armed_seq"], bot=self.is_bot, game=self.game)
 
     def expired(self, command: Command) -> Event | None:
         """The ``clock_expired`` row before the command the clock sends (a bot is never late)."""
@@ -279,7 +333,9 @@ class ClockFiring:
 def due_firing(doc: Mapping[str, Any] | None, now: datetime) -> ClockFiring | None:
     """The firing of the deadline that passed first by ``now`` (``None``: none is due)."""
     found = due_seat(doc, now) if doc else None
-    return None if found is None else ClockFiring(found[0], found[1], now)
+    if found is None:
+        return None
+    return ClockFiring(found[0], found[1], now, (doc or {}).get("game", ""))
 
 
 def flagged(doc: Mapping[str, Any], seat: Seat) -> dict[str, Any]:
@@ -419,6 +475,7 @@ def director_clock(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "paused": bool(doc.get("paused_at")),
         "options": doc.get("options"),
         "bots": doc.get("bots") or [],
+        "pace": doc.get("pace") or 0.0,
         "deadlines": {s: _shown(d) for s, d in doc["deadlines"].items()},
         "late": list(doc.get("late", ())),
         **_gate(doc),

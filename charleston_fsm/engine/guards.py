@@ -18,6 +18,20 @@ if TYPE_CHECKING:
     from .rulesets import Ruleset
 
 
+#: Guards whose value depends on the game's options alone, and the option each reads: the
+#: branches they close can never fire in a game (its diagram greys them, ``progress``
+#: leaves them off the passes ahead).
+OPTION_GUARDS: dict[str, str] = {
+    "blind_passes_allowed": "blind_pass",
+    "late_objection_allowed": "late_objection",
+    "second_left_first": "second_charleston_order",
+    "second_across_first": "second_charleston_order",
+    "courtesy_counts_free": "courtesy_mode",
+    "charleston_this_round": "charleston",
+    "ding_dong_this_round": "ding_dong",
+}
+
+
 class Guards:
     """Facts about the table, read by the chart's guards; they change nothing."""
 

@@ -36,6 +36,7 @@ class Ruleset:
     steps: Mapping[str, Step]
     model: type[Table]  # the chart's domain model: the family's table class
     state_rules: Mapping[str, tuple[str, ...]]  # rule ids per chart state (rule book)
+    phases: Mapping[str, str]  # what the table does in each top-level state (progress.py)
 
     def state_rule_ids(self, state_id: str) -> tuple[str, ...]:
         """The rules of this ruleset that a chart state plays out."""

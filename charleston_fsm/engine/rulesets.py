@@ -8,6 +8,7 @@ through its guards, so a ruleset never turns into flags sprinkled through the co
 from __future__ import annotations
 
 from .charts.four_winds import (
+    FOUR_WINDS_STATE_PHASES,
     FOUR_WINDS_STATE_RULES,
     FOUR_WINDS_STEPS,
     FourWindsCharleston,
@@ -16,6 +17,7 @@ from .charts.four_winds import (
 )
 from .charts.standard import (
     STANDARD_STEPS,
+    STATE_PHASES,
     STATE_RULES,
     CourtesyMode,
     Options,
@@ -40,6 +42,7 @@ register(
         steps=STANDARD_STEPS,
         model=StandardTable,
         state_rules=STATE_RULES,
+        phases=STATE_PHASES,
     ),
     Ruleset(
         name="house",
@@ -59,6 +62,7 @@ register(
         steps=STANDARD_STEPS,
         model=StandardTable,
         state_rules=STATE_RULES,
+        phases=STATE_PHASES,
     ),
     Ruleset(
         name="four_winds",
@@ -75,6 +79,7 @@ register(
         steps=FOUR_WINDS_STEPS,
         model=FourWindsTable,
         state_rules=FOUR_WINDS_STATE_RULES,
+        phases=FOUR_WINDS_STATE_PHASES,
     ),
 )
 

@@ -6,6 +6,7 @@ client names a seat, the table works out where its tiles go.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 
 from ..rulebook import enforces
@@ -59,3 +60,19 @@ class Direction(StrEnum):
 
 
 SEATS: tuple[Seat, ...] = (Seat.EAST, Seat.SOUTH, Seat.WEST, Seat.NORTH)
+
+
+def seat_name(players: Mapping[str, str] | None) -> Callable[[Seat], str]:
+    """How a seat is named for people: ``Ann (East)``, or ``East`` when it has no name."""
+    names = players or {}
+
+    def name(seat: Seat) -> str:
+        given = names.get(seat.value)
+        return f"{given} ({seat.label})" if given else seat.label
+
+    return name
+
+
+def joined(words: list[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"

@@ -75,12 +75,15 @@ ShownClock = tuple[dict[str, Any] | None, list[str]]
 
 
 @enforces("SVC-16")
-def spectator_view(table: Table, clock: ShownClock, as_of: AsOf) -> dict[str, Any]:
+def spectator_view(
+    table: Table, clock: ShownClock, as_of: AsOf, players: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The table as a spectator sees it; ``clock``: :func:`live_clock` of the game's
-    document (no delay) or :func:`clock_from_rows` (behind a delay)."""
+    document (no delay) or :func:`clock_from_rows` (behind a delay); ``players``: the
+    players' names."""
     shown, bots = clock
     return SpectatorView(
-        game=game_facts(table),
+        game=game_facts(table, players),
         bots=bots,  # type: ignore[arg-type]
         clock=shown,  # type: ignore[arg-type]
         as_of=as_of,

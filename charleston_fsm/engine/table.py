@@ -15,7 +15,7 @@ chart, in a subclass: ``charts/standard.py`` (``nmjl``, ``house``) and
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -172,6 +172,17 @@ class Table(Checks, Guards):
 
     def default_end_reason(self) -> str:
         return "all passes complete"
+
+    def ending(self, name: Callable[[Seat], str]) -> dict[str, Any] | None:
+        """How the Charleston ended, for people; ``None`` while it runs.
+
+        ``how`` is a code a client may style by, ``by`` the seats the words name, ``text``
+        the words (``name`` names a seat: ``Ann (East)``). The recorded ``ended_reason``
+        stays as the record wrote it; these words are read from the table's facts.
+        """
+        if not self.finished:
+            return None
+        return {"how": "all_passes", "by": [], "text": "All passes were played."}
 
     # -- the public face ------------------------------------------------------------------
     @property

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     Face = str
     RulesetName = str
     PairName = str
+    Phase = str
 else:
     #: every state id of every ruleset's chart
     StateId = Literal[
@@ -37,6 +38,8 @@ else:
     RulesetName = Literal[tuple(RULESETS)]
     #: a courtesy pair by name (``east-west``)
     PairName = Literal[tuple("-".join(s.value for s in pair) for pair in COURTESY_PAIRS)]
+    #: what the table is doing (``progress``): every phase of every ruleset's chart
+    Phase = Literal[tuple(dict.fromkeys(p for r in RULESETS.values() for p in r.phases.values()))]
 
 TileId = Annotated[int, Field(ge=0, lt=TILE_COUNT, description="A tile's id (0-151).")]
 Count = Annotated[int, Field(ge=0, le=3)]
@@ -94,6 +97,31 @@ class DingDongFacts(_View):
     closed: bool = Field(description="True once the platform or director closed the window.")
 
 
+class Ending(_View):
+    """How the Charleston ended, in words read from the table's facts (the record's own
+    ``ended_reason`` stays as written)."""
+
+    how: Literal[
+        "all_passes",
+        "stopped",
+        "no_courtesy",
+        "heavenly",
+        "exchanges",
+        "ready",
+        "closed",
+        "nothing_played",
+    ] = Field(
+        description="all_passes, stopped (a vote or a late objection stopped the Second "
+        "Charleston), no_courtesy (the Second Right moved no tile), heavenly (East's "
+        "Heavenly Hand), and in four_winds exchanges, ready, closed, nothing_played."
+    )
+    by: list[Seat] = Field(description="The seats the words name (who voted stop, who was Ready).")
+    text: str = Field(
+        description="The ending for people, with players' names and East's declaration and "
+        "its verdict, e.g. 'Stopped by a vote: Bea (South) voted to stop, …'."
+    )
+
+
 class GameFacts(_View):
     """The table's public facts: the same for every seat and for the director."""
 
@@ -105,8 +133,33 @@ class GameFacts(_View):
         description="The active chart states, outermost first (several during the Courtesy Pass)."
     )
     state_labels: list[str] = Field(description="The names of the active leaf states, for people.")
+    phase: Phase = Field(
+        description="What the table is doing, from the chart (a client reads this, never a "
+        "state id): pass (a pass or a Four Winds exchange), vote, courtesy, "
+        "ding_dong_window, ding_dong, done."
+    )
+    pass_number: int | None = Field(
+        ge=1,
+        description="Which pass of the Charleston is under way, from 1 (the Courtesy Pass "
+        "counts once); null outside a pass (the vote, a Ding Dong, the end).",
+    )
+    pass_total: int | None = Field(
+        ge=0,
+        description="The most passes the Charleston can have from here: 7 in nmjl until a "
+        "stop, then 4; 6 in four_winds; null once it is over.",
+    )
+    players: dict[Seat, str] = Field(
+        default_factory=dict,
+        description="Players' names by seat, as the game was created with them; a seat "
+        "without a name is missing (call it by its wind).",
+    )
     finished: bool = Field(description="True once the Charleston is complete.")
-    ended_reason: str | None = Field(description="Why the Charleston ended; null while it runs.")
+    ended_reason: str | None = Field(
+        description="Why the Charleston ended, as the record wrote it; null while it runs."
+    )
+    ending: Ending | None = Field(
+        None, description="How the Charleston ended, for people; null while it runs."
+    )
     passes_resolved: int = Field(ge=0, description="How many passes have resolved so far.")
     declaration: Declaration | None = Field(description="East's declaration, if any.")
     hand_sizes: dict[Seat, int] = Field(
@@ -248,6 +301,9 @@ class DirectorClock(Gate):
         description="The clock options fixed at creation; null when only bots are on."
     )
     bots: list[Seat] = Field(description="Seats the service's auto player plays.")
+    pace: float = Field(
+        0.0, ge=0, description="Seconds a bot seat thinks over a decision, on average."
+    )
     deadlines: dict[Seat, Deadline] = Field(description="Every awaited seat's deadline.")
     late: list[Seat] = Field(description="Seats whose time ran out (flagged or auto-played).")
     calls: dict[Seat, Call] = Field(

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .events import ANNOTATION_TYPES, DIRECTOR_ONLY_FIELDS, Event
-from .seats import SEATS, Direction, Seat
+from .progress import progress
+from .seats import SEATS, Direction, Seat, seat_name
 from .table import Table
 from .tiles import face
 from .view_models import (
@@ -56,16 +57,22 @@ def _tiles(tiles: Iterable[int]) -> list[Tile]:
     return [{"id": t, "face": face(t)} for t in tiles]  # type: ignore[misc]
 
 
-def game_facts(table: Table) -> GameFacts:
+def game_facts(table: Table, players: Mapping[str, str] | None = None) -> GameFacts:
     """The table's public facts: the same for every seat, the director and a spectator."""
     leaves = [s for s in table.active_states if not s.states]
+    where = progress(table)
     return GameFacts(
         ruleset=table.ruleset.name,
         options=table.options,
         state=table.configuration,
         state_labels=[s.name for s in leaves],
+        phase=where.phase,
+        pass_number=where.pass_number,
+        pass_total=where.pass_total,
+        players=dict(players or {}),
         finished=table.finished,
         ended_reason=table.ended_reason,
+        ending=table.ending(seat_name(players)),
         passes_resolved=table.passes_resolved,
         declaration=table.declaration,
         hand_sizes={s: len(table.hand(s)) for s in SEATS},
@@ -88,11 +95,12 @@ def seat_view_model(
     seat: Seat,
     clock: Mapping[str, Any] | None = None,
     withheld: frozenset[str] = frozenset(),
+    players: Mapping[str, str] | None = None,
 ) -> SeatView:
     """One seat's screen: its own tiles, its step, and the table's public facts.
 
     ``withheld``: commands the game's clock refuses the seat now (``clocks.withheld``),
-    left out of ``allowed_commands``.
+    left out of ``allowed_commands``; ``players``: the names the game was created with.
     """
     step = table.requirement(seat)
     selection = table.selections.get(seat)
@@ -115,7 +123,7 @@ def seat_view_model(
         )
     return SeatView(
         seat=seat,
-        game=game_facts(table),
+        game=game_facts(table, players),
         rack=_tiles(table.racks[seat]),
         received=_tiles(table.received[seat]),
         must_place_first=bool(table.received[seat]) and table.options.require_placing,
@@ -148,19 +156,25 @@ def seat_view(
     seat: Seat,
     clock: Mapping[str, Any] | None = None,
     withheld: frozenset[str] = frozenset(),
+    players: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """:func:`seat_view_model` as JSON-ready data (what every caller sends or reads).
 
     ``clock``: the seat's own deadline (``clocks.seat_clock``), when the game has one;
-    ``withheld``: what that clock refuses the seat now (``clocks.withheld``).
+    ``withheld``: what that clock refuses the seat now (``clocks.withheld``);
+    ``players``: the players' names (the game's setup).
     """
-    return seat_view_model(table, seat, clock, withheld).model_dump(mode="json")
+    return seat_view_model(table, seat, clock, withheld, players).model_dump(mode="json")
 
 
-def director_view_model(table: Table, clock: Mapping[str, Any] | None = None) -> DirectorView:
+def director_view_model(
+    table: Table,
+    clock: Mapping[str, Any] | None = None,
+    players: Mapping[str, str] | None = None,
+) -> DirectorView:
     """Everything at the table, for a tournament director."""
     return DirectorView(
-        game=game_facts(table),
+        game=game_facts(table, players),
         seats={
             s: DirectorSeat(
                 rack=_tiles(table.racks[s]),
@@ -184,9 +198,14 @@ def director_view_model(table: Table, clock: Mapping[str, Any] | None = None) ->
     )
 
 
-def director_view(table: Table, clock: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """:func:`director_view_model` as JSON-ready data (``clock``: ``clocks.director_clock``)."""
-    return director_view_model(table, clock).model_dump(mode="json")
+def director_view(
+    table: Table,
+    clock: Mapping[str, Any] | None = None,
+    players: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """:func:`director_view_model` as JSON-ready data (``clock``: ``clocks.director_clock``;
+    ``players``: the players' names)."""
+    return director_view_model(table, clock, players).model_dump(mode="json")
 
 
 def redact(event: Event, seat: Seat | None) -> dict[str, Any]:

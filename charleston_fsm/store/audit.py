@@ -89,6 +89,8 @@ class AuditReport:
     spectators: list[dict[str, Any]] = field(default_factory=list)  # links issued, revoked
     ended: dict[str, Any] | None = None
     verification: dict[str, Any] = field(default_factory=dict)
+    #: the round the game is a table of (id, name, table number, label); None if none
+    round: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,6 +108,12 @@ class AuditReport:
             + (f", seed {self.seed}" if self.seed is not None else "")
             + f"; {self.last_seq} event rows.",
         ]
+        if self.round:
+            label = f" ({self.round['label']})" if self.round.get("label") else ""
+            lines.append(
+                f"Table {self.round['table']}{label} of round "
+                f"{self.round.get('name') or self.round['id']}"
+            )
         if self.players:
             lines.append(
                 "Players: " + ", ".join(f"{s.capitalize()} {n}" for s, n in self.players.items())

@@ -7,17 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from ..engine import errors
 from . import integrity
 from .audit import AuditReport, build_audit
 from .core import Part, StoreCore
 from .errors import GameQuarantined
-from .models import GameRow, ProjectionRow
+from .models import GameRow, ProjectionRow, RoundRow
 from .reads import CheckedReads
 from .sweep import Sweep
 from .tamper import TamperEvidence
+
+#: the round a game is a table of: its id, name, the table's number and label
+_ROUND_OF = (
+    select(GameRow.round_id, GameRow.round_table, RoundRow.name, RoundRow.settings)
+    .join(RoundRow, RoundRow.id == GameRow.round_id, isouter=True)
+    .where(GameRow.id == bindparam("b_game"))
+)
 
 
 class Auditor(Part):
@@ -35,9 +42,10 @@ class Auditor(Part):
         verdict = self.tamper.verify(game_id)
         with self._reading(snapshot=True) as conn:
             record = integrity.read_record(conn, game_id)
+            seat_at = conn.execute(_ROUND_OF, {"b_game": game_id}).first()
         rows = [r for r in record.rows if r.seq <= record.last_seq]
         try:
-            return build_audit(rows, verdict)
+            report = build_audit(rows, verdict)
         except Exception:  # rows verify already named as broken
             if verdict.ok:
                 raise
@@ -45,6 +53,16 @@ class Auditor(Part):
                 f"The audit of game {game_id!r} cannot be built from its broken record: "
                 f"{verdict.message} See GET /v1/games/{game_id}/verify."
             ) from None
+        if seat_at is not None and seat_at.round_id is not None:
+            labels = (seat_at.settings or {}).get("labels") or []
+            number = seat_at.round_table
+            report.round = {
+                "id": seat_at.round_id,
+                "name": seat_at.name,
+                "table": number,
+                "label": labels[number - 1] if number and 0 < number <= len(labels) else None,
+            }
+        return report
 
     def audit_all(
         self,

@@ -9,8 +9,8 @@ of its module, where callers reach it:
 - ``registry``, :class:`~.registry.GameRegistry`: create_game, role_for, games, last_seq;
 - ``writes``, :class:`~.writes.Writes`: execute, annotate, act_for_seat (the one write
   path), wait_for_seals;
-- ``reads``, :class:`~.reads.CheckedReads`: table, view, view_of, ensure_open, events,
-  replay, refuse_beyond_head;
+- ``reads``, :class:`~.reads.CheckedReads`: table, view, view_of, players, ensure_open,
+  events, replay, refuse_beyond_head;
 - ``tamper``, :class:`~.tamper.TamperEvidence`: verify, seal, verify_all, quarantines,
   lift_quarantine, anchors, restore_anchors, rebuild_projection;
 - ``auditor``, :class:`~.auditor.Auditor`: audit, audit_all, check_projections;

@@ -31,6 +31,11 @@ _READ_HEAD = select(GameRow.last_seq, integrity.QUARANTINED.label("quarantined")
     GameRow.id == bindparam("b_game")
 )
 
+_READ_PLAYERS = select(GameRow.players).where(GameRow.id == bindparam("b_game"))
+
+#: how many games' names a process keeps (names never change once a game is created)
+NAMES_KEPT = 4096
+
 _BEYOND_HEAD = (
     select(EventRow.seq)
     .where(
@@ -42,10 +47,20 @@ _BEYOND_HEAD = (
 )
 
 _READ_PROJECTION = (
-    select(ProjectionRow.snapshot, GameRow.clock, integrity.QUARANTINED.label("quarantined"))
+    select(
+        ProjectionRow.snapshot,
+        GameRow.clock,
+        GameRow.players,
+        integrity.QUARANTINED.label("quarantined"),
+    )
     .join(GameRow, GameRow.id == ProjectionRow.game_id)
     .where(ProjectionRow.game_id == bindparam("b_game"))
 )
+
+
+def _names(players: Mapping[str, Any] | None) -> dict[str, str]:
+    """The names a view carries: the seats given a name, as text."""
+    return {seat: str(name) for seat, name in (players or {}).items() if name}
 
 
 def could_exist(game_id: str) -> bool:
@@ -72,6 +87,7 @@ class CheckedReads(Part):
     def __init__(self, core: StoreCore, verify: Callable[[str], Verification]) -> None:
         super().__init__(core)
         self.verify = verify
+        self._names: dict[str, dict[str, str]] = {}
 
     # -- reading ----------------------------------------------------------------------------
     def table(self, game_id: str) -> Table:
@@ -86,26 +102,46 @@ class CheckedReads(Part):
         instead of ~2 ms): for request handlers and bots that only need the view.
         """
         found = self._projection(game_id)
-        return self.view_of(found.snapshot, seat, found.clock)
+        return self.view_of(found.snapshot, seat, found.clock, _names(found.players))
 
     def view_of(
         self,
         snapshot: Mapping[str, Any],
         seat: Seat | str | None = None,
         clock: Mapping[str, Any] | None = None,
+        players: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """The view of a table snapshot (an ``ExecuteResult``'s): no database read.
 
         ``clock``: the game's clock document (an ``ExecuteResult``'s): a seat sees only
-        its own deadline.
+        its own deadline; ``players``: the game's names (:meth:`players`).
         """
         table = self._load(snapshot)
         if seat is None:
-            return director_view(table, clocks.director_clock(clock))
+            return director_view(table, clocks.director_clock(clock), players)
         seat = Seat(seat)
         return seat_view(
-            table, seat, clocks.seat_clock(clock, seat), clocks.withheld(clock, table, seat)
+            table,
+            seat,
+            clocks.seat_clock(clock, seat),
+            clocks.withheld(clock, table, seat),
+            players,
         )
+
+    def players(self, game_id: str) -> dict[str, str]:
+        """The players' names of a game by seat (only named seats). Fixed when the game is
+        created, so each process reads them once per game (up to :data:`NAMES_KEPT`)."""
+        names = self._names.get(game_id)
+        if names is None:
+            check_could_exist(game_id)
+            with self._reading() as conn:
+                row = conn.execute(_READ_PLAYERS, {"b_game": game_id}).first()
+            if row is None:
+                raise GameNotFound(f"There is no game {game_id!r}.")
+            if len(self._names) >= NAMES_KEPT:
+                self._names.clear()
+            names = self._names[game_id] = _names(row.players)
+        return names
 
     def _snapshot(self, game_id: str) -> dict[str, Any]:
         return self._projection(game_id).snapshot  # type: ignore[no-any-return]

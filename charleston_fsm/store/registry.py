@@ -73,14 +73,16 @@ class GameRegistry(Part):
         held: bool = False,
         start_at: datetime | None = None,
         spectator: tuple[str, int] | None = None,
+        pace: float | None = None,
     ) -> str:
         """A new game: its ``game_created`` row (seq 1), projection and credentials.
 
-        ``clock`` (:class:`~charleston_fsm.engine.clocks.ClockOptions`) and ``bots`` (seats the
-        service's auto player plays) are fixed here, in the ``game_created`` payload, and so
-        is the start gate: ``held`` (the director starts it) or ``start_at`` (it starts
-        then; :mod:`charleston_fsm.engine.time_control`). ``spectator``: the sha256 of its
-        spectator link's token and the link's delay in seconds.
+        ``clock`` (:class:`~charleston_fsm.engine.clocks.ClockOptions`), ``bots`` (seats the
+        service's auto player plays) and ``pace`` (how long they think, in seconds;
+        ``clocks.pace_for`` when ``None``) are fixed here, in the ``game_created`` payload,
+        and so is the start gate: ``held`` (the director starts it) or ``start_at`` (it
+        starts then; :mod:`charleston_fsm.engine.time_control`). ``spectator``: the sha256
+        of its spectator link's token and the link's delay in seconds.
         ``conn``: inside the caller's write transaction, instead of one of its own.
         """
         rows = self.new_game_rows(
@@ -98,6 +100,7 @@ class GameRegistry(Part):
             held=held,
             start_at=start_at,
             spectator=spectator,
+            pace=pace,
         )
         game_id = rows.game["id"]
         unknown = (
@@ -129,6 +132,7 @@ class GameRegistry(Part):
         held: bool = False,
         start_at: datetime | None = None,
         spectator: tuple[str, int] | None = None,
+        pace: float | None = None,
     ) -> NewGameRows:
         """Every row of a new game, made without the database (:meth:`create_game`'s
         arguments): the chart, the deal, the clock's first deadlines and the anchor's
@@ -166,11 +170,18 @@ class GameRegistry(Part):
         if clock_options is not None or bot_seats or held:
             payload["clock"] = clock_options.model_dump(mode="json") if clock_options else None
             payload["bots"] = sorted(s.value for s in bot_seats)
-            clock_doc = clocks.new_doc(clock_options, bot_seats)
+            doc = clocks.new_doc(
+                clock_options,
+                bot_seats,
+                game=f"{seed}:{game_id}",
+                pace=_pace(pace, bot_seats),
+            )
+            if bot_seats:
+                payload["pace"] = doc["pace"]
             if held:
                 payload["start"] = {"held": True, "at": clocks.iso(start_at) if start_at else None}
-                clock_doc = time_control.hold(clock_doc, now, start_at)
-            clock_doc = clocks.advance(clock_doc, table, now, 1)
+                doc = time_control.hold(doc, now, start_at)
+            clock_doc = clocks.advance(doc, table, now, 1)
         first = event_row(game_id, 1, "game_created", None, None, payload, None, now, GENESIS)
         return NewGameRows(
             game={
@@ -316,6 +327,14 @@ def _clock_options(
             f"The clock options are not valid ({problems}): give seconds per kind "
             "(confirm_pass, vote, courtesy, place_tiles) and on_expiry auto_play or flag_late."
         ) from None
+
+
+def _pace(pace: float | None, bots: frozenset[Seat]) -> float:
+    if pace is not None and not 0 <= pace <= clocks.MAX_PACE:
+        raise InvalidGameSetup(
+            f"A bot's pace is 0 to {clocks.MAX_PACE:g} seconds of thinking, not {pace!r}."
+        )
+    return clocks.pace_for(pace, bots)
 
 
 def _bot_seats(bots: Sequence[str | Seat] | None) -> frozenset[Seat]:

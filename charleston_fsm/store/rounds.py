@@ -77,6 +77,8 @@ class RoundTable:
     quarantined: bool
     last_seq: int
     players: dict[str, Any]
+    #: how the Charleston ended, in words (the view's ``ending.text``); None while it runs
+    ending: str | None = None
     #: when the table last moved (its last row that is not a clock's or a director's):
     #: whoever is awaited has waited since then
     moved_at: str | None = None
@@ -226,7 +228,7 @@ class Rounds(Part):
                 players=row.players,
                 moved_at=_moment(row.moved_at),
             )
-        view = self.reads.view_of(row.snapshot, None, row.clock)
+        view = self.reads.view_of(row.snapshot, None, row.clock, row.players)
         game = view["game"]
         return RoundTable(
             table=row.round_table,
@@ -241,6 +243,7 @@ class Rounds(Part):
             quarantined=False,
             last_seq=row.last_seq,
             players=row.players,
+            ending=(game["ending"] or {}).get("text"),
             moved_at=_moment(row.moved_at),
             clock=_clock_glance(view.get("clock")),
             calls=dict((view.get("clock") or {}).get("calls") or {}),

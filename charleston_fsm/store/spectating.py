@@ -88,14 +88,15 @@ class Spectating(Part):
             as_of = AsOf(seq=found.last_seq, at=canonical_time(utc(found.moved_at)), delay=0)
             table = self._load(found.snapshot)
             shown = spectators.live_clock(found.clock)
-            return Spectated(spectators.spectator_view(table, shown, as_of), found.players)
+            view = spectators.spectator_view(table, shown, as_of, found.players)
+            return Spectated(view, found.players)
         rows = self._up_to_cut(self.reads.events(game_id), delay, now)
         cut = rows[-1]
         as_of = AsOf(seq=cut.seq, at=canonical_time(cut.created_at), delay=delay)
         table = fold_rows(rows)
         shown = spectators.clock_from_rows(r.event for r in rows)
         players = rows[0].payload.get("players") or {}
-        return Spectated(spectators.spectator_view(table, shown, as_of), players)
+        return Spectated(spectators.spectator_view(table, shown, as_of, players), players)
 
     def events(
         self, game_id: str, after: int, delay: int, now: datetime | None = None

@@ -17,6 +17,7 @@ Everything about the family is here: its options, its steps, its chart and its t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -68,6 +69,16 @@ FOUR_WINDS_STEPS: dict[str, Step] = {
     "EXCHANGE_5_EN": exchange("Exchange 5: East and North", E, N),
     "EXCHANGE_6_WS": exchange("Exchange 6: West and South", W, S),
     "DING_DONG": ding_dong("Ding Dong: one tile to each other player"),
+}
+
+
+#: What the table is doing in each state (``progress.phase``): an exchange is a pass.
+FOUR_WINDS_STATE_PHASES: dict[str, str] = {
+    "DEALT": "dealt",
+    **{state: "pass" for state in FOUR_WINDS_STEPS if state != "DING_DONG"},
+    "DING_DONG_OPEN": "ding_dong_window",
+    "DING_DONG": "ding_dong",
+    "CHARLESTON_DONE": "done",
 }
 
 
@@ -238,6 +249,30 @@ class FourWindsTable(Table):
         if self.closed:
             return errors.DingDongClosed("The Ding Dong window was closed by the director.")
         return None
+
+    def ending(self, name: Callable[[Seat], str]) -> dict[str, Any] | None:
+        if not self.finished:
+            return None
+        played = "All six exchanges were played" if self.charleston_this_round() else ""
+        if self.ready is not None:
+            how, by = "ready", [self.ready]
+            last = f"{name(self.ready)} declared Ready, so no more Ding Dong"
+        elif self.closed:
+            how, by = "closed", []
+            last = "the director closed the Ding Dong window"
+        elif not self.charleston_this_round():
+            how, by = "nothing_played", []
+            last = (
+                f"the {self.options.round.label} round plays neither the exchanges nor "
+                "Ding Dong: no tile was passed"
+            )
+        else:
+            how, by = "exchanges", []
+            last = ""
+        ding_dongs = f" and {self.ding_dongs} Ding Dong(s)" if self.ding_dongs else ""
+        parts = [f"{played}{ding_dongs}" if played else "", last]
+        text = "; ".join(p for p in parts if p)
+        return {"how": how, "by": [s.value for s in by], "text": text[0].upper() + text[1:] + "."}
 
     def default_end_reason(self) -> str:
         if self.ready is not None:

@@ -1,9 +1,14 @@
 // What the seat can do now: only the commands its view allows, each button saying what
-// it does, and a question before anything that cannot be taken back.
+// it does, and a question before anything that cannot be taken back. The buttons follow
+// the view's phase (one function per phase); the table page hands in how to send.
 
-import { $, focusTile } from "./rack.js";
-import { placeAll, render, say, send, ui } from "./table.js";
+import { $, element } from "./dom.js";
+import { focusTile } from "./rack.js";
+import { nameOf, state } from "./table_state.js";
 import { SEATS, faceName, placeOf, title } from "./tiles.js";
+
+/** What the table page does for the actions (setupActions). */
+const io = { send: async () => false, say: () => {}, render: () => {}, placeAll: () => {} };
 
 // -- the question before an irreversible act -------------------------------------------------
 let answer = null;
@@ -25,13 +30,16 @@ export function ask({ heading, text, yes }) {
       // the page may have redrawn its buttons meanwhile: back to the same one by its key
       const again = back?.isConnected ? back : document.querySelector(`#actions [data-key="${backKey}"]`);
       if (again && !again.disabled) again.focus();
-      else focusTile("rack", ui.cursor);
+      else focusTile("rack", state.cursor);
       resolve(yes);
     };
   });
 }
 
-export function setupActions() {
+/** Wire the dialog; `send(command, done, then)`, `say(text, kind)`, `render()` and
+ * `placeAll()` are the table page's. */
+export function setupActions({ send, say, render, placeAll }) {
+  Object.assign(io, { send, say, render, placeAll });
   $("ask-yes").addEventListener("click", () => answer?.(true));
   $("ask-no").addEventListener("click", () => answer?.(false));
   $("ask").addEventListener("cancel", (e) => {
@@ -42,43 +50,37 @@ export function setupActions() {
 
 async function askThenSend(question, command, done) {
   if (!(await ask(question))) {
-    say("Nothing was sent.");
+    io.say("Nothing was sent.");
     return;
   }
-  await send(command, done);
+  await io.send(command, done);
 }
 
 // -- the buttons ---------------------------------------------------------------------------
 function button(key, label, onClick, { disabled = false, cls = "", why = "" } = {}) {
-  const b = document.createElement("button");
+  const b = element("button", label, cls);
   b.type = "button";
-  b.textContent = label;
   b.dataset.key = key;
-  b.disabled = disabled || ui.busy;
-  if (cls) b.className = cls;
-  if (why && b.disabled) {
-    b.setAttribute("aria-describedby", `why-${key}`);
-  }
+  b.disabled = disabled || state.busy;
+  if (why && b.disabled) b.setAttribute("aria-describedby", `why-${key}`);
   b.addEventListener("click", onClick);
   return b;
 }
 
 function note(text, cls = "muted", id = "") {
-  const p = document.createElement("span");
-  p.className = cls;
-  p.textContent = text;
+  const p = element("span", text, cls);
   if (id) p.id = id;
   return p;
 }
 
-const passCount = () => ui.lifted.size + ui.blind;
+const passCount = () => state.lifted.size + state.blind;
 
 /** Why the pass cannot be confirmed yet, in words; "" when it can. */
 function passBlocker(v) {
   const step = v.step;
   if (v.must_place_first) return "Place the received tiles in your rack before the next pass.";
   const passable = new Set(step.passable);
-  for (const id of ui.lifted) if (!passable.has(id)) return "One of the lifted tiles cannot be passed.";
+  for (const id of state.lifted) if (!passable.has(id)) return "One of the lifted tiles cannot be passed.";
   const n = passCount();
   if (step.count !== null) {
     if (n < step.count) return `Lift ${step.count - n} more tile${step.count - n === 1 ? "" : "s"}.`;
@@ -95,106 +97,86 @@ function sameAsSelection(v) {
   const sel = v.selection;
   if (!sel) return false;
   const ids = sel.tiles.map((t) => t.id);
-  return sel.blind === ui.blind && ids.length === ui.lifted.size && ids.every((id) => ui.lifted.has(id));
+  return sel.blind === state.blind && ids.length === state.lifted.size && ids.every((id) => state.lifted.has(id));
 }
+
+// -- one function per phase ------------------------------------------------------------------
+const BY_PHASE = {
+  pass: passActions,
+  courtesy: courtesyActions,
+  vote: voteActions,
+  ding_dong_window: dingDongWindowActions,
+  ding_dong: (v, row, can) => renderDingDong(v, row, can),
+  done: doneActions,
+};
 
 export function renderActions(v) {
   const box = $("actions");
   const focusedKey = box.contains(document.activeElement) ? document.activeElement.dataset.key : null;
   box.replaceChildren();
   const can = new Set(v.allowed_commands);
-  const step = v.step;
   const row = (...children) => {
-    const div = document.createElement("div");
-    div.className = "row";
+    const div = element("div", "", "row");
     div.append(...children);
     box.append(div);
     return div;
   };
-
-  if (step && step.direction) {
-    const n = passCount();
-    const to = `${title(step.to)} (${title(placeOf(v.seat, step.to))})`;
-    const need = step.count !== null ? `${step.count}` : `${step.count_range[0]}-${step.count_range[1]}`;
-    row(note(`${step.label}: give ${need} to ${title(step.to)}; ${ui.lifted.size} lifted${ui.blind ? `, ${ui.blind} unseen` : ""}.`));
-    if (step.blind_allowed && step.blind_max > 0) {
-      const minus = button("blind-minus", "−", () => { ui.blind = Math.max(0, ui.blind - 1); render(); }, { disabled: ui.blind === 0 });
-      const plus = button("blind-plus", "+", () => { ui.blind = Math.min(step.blind_max, ui.blind + 1); render(); }, { disabled: ui.blind >= step.blind_max });
-      minus.setAttribute("aria-label", "One fewer unseen");
-      plus.setAttribute("aria-label", "One more unseen");
-      row(note(`Forward unseen (blind pass): ${ui.blind} of up to ${step.blind_max}`, "", "blind-count"), minus, plus);
-    }
-    const body = { tiles: [...ui.lifted], blind: ui.blind };
-    const blocker = passBlocker(v);
-    const shownCount = step.count ?? n; // a fixed pass names its count; a free one, the lift
-    const label = shownCount === 0 ? `Pass no tiles ${title(step.direction)}` : `Pass ${shownCount} ${title(step.direction)}`;
-    if (!step.confirmed) {
-      const pass = button("pass", label, () => send({ type: "confirm_pass", ...body }, `Passed ${n} to ${to}; waiting for the others.`), {
-        disabled: !can.has("confirm_pass") || Boolean(blocker),
-        cls: "primary pass",
-        why: blocker,
-      });
-      row(pass, blocker ? note(blocker, "why", "why-pass") : note(`Sends ${n} to ${to}.`));
-    } else {
-      row(
-        note("Locked in: change or withdraw until the pass resolves.", "locked-note"),
-        button("change", `Change (${shownCount})`, () => send({ type: "change_pass", ...body }, "Changed."), {
-          disabled: !can.has("change_pass") || Boolean(blocker) || sameAsSelection(v),
-        }),
-        button("withdraw", "Withdraw", () => send({ type: "withdraw_pass" }, "Withdrawn."), { disabled: !can.has("withdraw_pass") }),
-      );
-    }
+  BY_PHASE[v.game.phase]?.(v, row, can);
+  if (v.received.length) {
+    row(button("place-all", "Place all", io.placeAll, { disabled: !can.has("place_tiles") }), note("or place them one at a time."));
   }
-
-  if (can.has("give_ding_dong") || (step && !step.direction)) renderDingDong(v, row, can);
-
-  const atVote = v.game.state.some((s) => s.includes("DECIDE"));
-  if (can.has("vote") && v.game.steps.length > 0) {
-    row(
-      note("Late objection: you may still stop the Charleston until this pass resolves."),
-      button("late", "Stop the Charleston (late objection)", () => askThenSend(
-        {
-          heading: "Object late and stop the Charleston?",
-          text: "This stops the Charleston for all four players now. Every confirmed choice of this pass is dropped and no tile moves. It cannot be taken back.",
-          yes: "Stop the Charleston",
-        },
-        { type: "vote", choice: "stop" },
-        "You objected: the Charleston stops.",
-      ), { cls: "danger" }),
-    );
-  } else if (can.has("vote") || atVote) {
-    const mine = v.game.votes?.[v.seat];
-    row(
-      note(mine ? `You voted ${mine === "stop" ? "to stop" : "to continue"}.` : "Go on to the Second Charleston? One stop ends the Charleston for everyone."),
-      button("continue", "Continue", () => send({ type: "vote", choice: "continue" }, "You voted to continue."), { disabled: !can.has("vote") }),
-      button("stop", "Stop the Charleston", () => askThenSend(
-        {
-          heading: "Vote to stop the Charleston?",
-          text: "One vote to stop ends the Charleston for all four players: there is no Second Charleston. Your vote cannot be changed.",
-          yes: "Vote to stop",
-        },
-        { type: "vote", choice: "stop" },
-        "You voted to stop.",
-      ), { disabled: !can.has("vote"), cls: "danger" }),
-    );
+  if (!box.children.length && !v.game.finished) row(note("Waiting for the others…"));
+  if (focusedKey) {
+    const again = box.querySelector(`[data-key="${focusedKey}"]`);
+    if (again && !again.disabled) again.focus();
+    else settleFocus(box);
   }
+}
+
+/** Focus lost with its button: the first thing to do next, else the rack. */
+function settleFocus(box) {
+  const next = box.querySelector("button.primary:not(:disabled), button:not(:disabled)");
+  if (next) next.focus();
+  else focusTile("rack", state.cursor);
+}
+
+function passActions(v, row, can) {
+  if (v.step?.direction) passRows(v, row, can);
+  else if (v.step || can.has("give_ding_dong")) renderDingDong(v, row, can);
+  if (can.has("vote")) lateObjection(row); // a stop still taken in this pass (nmjl)
+  if (can.has("declare_mah_jongg")) declareButton(v, row, "Heavenly");
+}
+
+function courtesyActions(v, row, can) {
   if (can.has("offer_courtesy")) {
     const other = v.courtesy.pair.find((s) => s !== v.seat);
-    row(note(`Courtesy pass with ${title(other)}: how many tiles do you offer?`), ...[0, 1, 2, 3].map((n) =>
-      button(`offer-${n}`, `Offer ${n}`, () => send({ type: "offer_courtesy", count: n }, `You offered ${n}.`))));
+    row(note(`Courtesy Pass with ${nameOf(other)}: how many tiles do you offer?`), ...[0, 1, 2, 3].map((n) =>
+      button(`offer-${n}`, `Offer ${n}`, () => io.send({ type: "offer_courtesy", count: n }, `You offered ${n}.`))));
+  } else if (v.step?.direction) {
+    passRows(v, row, can);
+  } else if (v.courtesy?.agreed === 0) {
+    row(note("Your pair exchanges no tile: the Courtesy Pass is done for you."));
   }
-  if (can.has("declare_mah_jongg")) {
-    const kind = v.game.passes_resolved === 0 ? "Heavenly" : "Earthly";
-    row(button("declare", `Declare Mah Jongg (${kind} hand)`, () => askThenSend(
+}
+
+function voteActions(v, row, can) {
+  const mine = v.game.votes?.[v.seat];
+  row(
+    note(mine ? `You voted ${mine === "stop" ? "to stop" : "to continue"}.` : "Go on to the Second Charleston? One stop ends the Charleston for everyone."),
+    button("continue", "Continue", () => io.send({ type: "vote", choice: "continue" }, "You voted to continue."), { disabled: !can.has("vote") }),
+    button("stop", "Stop the Charleston", () => askThenSend(
       {
-        heading: `Declare Mah Jongg (${kind} hand)?`,
-        text: `This ends the Charleston for all four players now and claims that your ${v.rack.length} tiles already make a winning hand. If the hand does not win, the director rules on it. It cannot be taken back.`,
-        yes: "Declare Mah Jongg",
+        heading: "Vote to stop the Charleston?",
+        text: "One vote to stop ends the Charleston for all four players: there is no Second Charleston. Your vote cannot be changed.",
+        yes: "Vote to stop",
       },
-      { type: "declare_mah_jongg" },
-      "Declared.",
-    )));
-  }
+      { type: "vote", choice: "stop" },
+      "You voted to stop.",
+    ), { disabled: !can.has("vote"), cls: "danger" }),
+  );
+}
+
+function dingDongWindowActions(v, row, can) {
   if (can.has("request_ding_dong")) {
     row(button("request", "Request a Ding Dong", () => askThenSend(
       {
@@ -217,13 +199,17 @@ export function renderActions(v) {
       "You declared Ready.",
     )));
   }
+}
+
+function doneActions(v, row, can) {
+  if (can.has("declare_mah_jongg")) declareButton(v, row, "Earthly");
   if (can.has("challenge_dead_hand")) {
     const pick = document.createElement("select");
     pick.setAttribute("aria-label", "Whose hand");
-    for (const s of SEATS) if (s !== v.seat) pick.append(new Option(title(s), s));
+    for (const s of SEATS) if (s !== v.seat) pick.append(new Option(nameOf(s), s));
     row(pick, button("challenge", "Challenge a dead hand", () => askThenSend(
       {
-        heading: `Challenge ${title(pick.value)}'s hand as dead?`,
+        heading: `Challenge ${nameOf(pick.value)}'s hand as dead?`,
         text: "The challenge is recorded for the director to rule on. It cannot be taken back.",
         yes: "Challenge",
       },
@@ -231,31 +217,78 @@ export function renderActions(v) {
       "Challenge recorded.",
     )));
   }
-  if (v.received.length) {
-    row(button("place-all", "Place all", placeAll, { disabled: !can.has("place_tiles") }), note("or place them one at a time."));
+}
+
+// -- what several phases share ---------------------------------------------------------------
+function passRows(v, row, can) {
+  const step = v.step;
+  const n = passCount();
+  const to = `${nameOf(step.to)} (${title(placeOf(v.seat, step.to))})`;
+  const need = step.count !== null ? `${step.count}` : `${step.count_range[0]}-${step.count_range[1]}`;
+  row(note(`${step.label}: give ${need} to ${nameOf(step.to)}; ${state.lifted.size} lifted${state.blind ? `, ${state.blind} unseen` : ""}.`));
+  if (step.blind_allowed && step.blind_max > 0) {
+    const minus = button("blind-minus", "−", () => { state.blind = Math.max(0, state.blind - 1); io.render(); }, { disabled: state.blind === 0 });
+    const plus = button("blind-plus", "+", () => { state.blind = Math.min(step.blind_max, state.blind + 1); io.render(); }, { disabled: state.blind >= step.blind_max });
+    minus.setAttribute("aria-label", "One fewer unseen");
+    plus.setAttribute("aria-label", "One more unseen");
+    row(note(`Forward unseen (blind pass): ${state.blind} of up to ${step.blind_max}`, "", "blind-count"), minus, plus);
   }
-  if (!box.children.length && !v.game.finished) row(note("Waiting for the others…"));
-  if (focusedKey) {
-    const again = box.querySelector(`[data-key="${focusedKey}"]`);
-    if (again && !again.disabled) again.focus();
-    else settleFocus(box);
+  const body = { tiles: [...state.lifted], blind: state.blind };
+  const blocker = passBlocker(v);
+  const shownCount = step.count ?? n; // a fixed pass names its count; a free one, the lift
+  const label = shownCount === 0 ? `Pass no tiles ${title(step.direction)}` : `Pass ${shownCount} ${title(step.direction)}`;
+  if (!step.confirmed) {
+    const pass = button("pass", label, () => io.send({ type: "confirm_pass", ...body }, `Passed ${n} to ${to}; waiting for the others.`), {
+      disabled: !can.has("confirm_pass") || Boolean(blocker),
+      cls: "primary pass",
+      why: blocker,
+    });
+    row(pass, blocker ? note(blocker, "why", "why-pass") : note(`Sends ${n} to ${to}.`));
+  } else {
+    row(
+      note("Locked in: change or withdraw until the pass resolves.", "locked-note"),
+      button("change", `Change (${shownCount})`, () => io.send({ type: "change_pass", ...body }, "Changed."), {
+        disabled: !can.has("change_pass") || Boolean(blocker) || sameAsSelection(v),
+      }),
+      button("withdraw", "Withdraw", () => io.send({ type: "withdraw_pass" }, "Withdrawn."), { disabled: !can.has("withdraw_pass") }),
+    );
   }
 }
 
-/** Focus lost with its button: the first thing to do next, else the rack. */
-function settleFocus(box) {
-  const next = box.querySelector("button.primary:not(:disabled), button:not(:disabled)");
-  if (next) next.focus();
-  else focusTile("rack", ui.cursor);
+function lateObjection(row) {
+  row(
+    note("Late objection: you may still stop the Charleston until this pass resolves."),
+    button("late", "Stop the Charleston (late objection)", () => askThenSend(
+      {
+        heading: "Object late and stop the Charleston?",
+        text: "This stops the Charleston for all four players now. Every confirmed choice of this pass is dropped and no tile moves. It cannot be taken back.",
+        yes: "Stop the Charleston",
+      },
+      { type: "vote", choice: "stop" },
+      "You objected: the Charleston stops.",
+    ), { cls: "danger" }),
+  );
+}
+
+function declareButton(v, row, kind) {
+  row(button("declare", `Declare Mah Jongg (${kind} hand)`, () => askThenSend(
+    {
+      heading: `Declare Mah Jongg (${kind} hand)?`,
+      text: `This ends the Charleston for all four players now and claims that your ${v.rack.length + v.received.length} tiles already make a winning hand. The director judges the hand. It cannot be taken back.`,
+      yes: "Declare Mah Jongg",
+    },
+    { type: "declare_mah_jongg" },
+    "Declared.",
+  )));
 }
 
 function renderDingDong(v, row, can) {
   const others = SEATS.filter((s) => s !== v.seat);
-  const lifted = [...ui.lifted];
+  const lifted = [...state.lifted];
   for (const id of lifted) {
-    if (!ui.gifts.has(id)) {
-      const used = new Set(ui.gifts.values());
-      ui.gifts.set(id, others.find((s) => !used.has(s)) ?? others[0]);
+    if (!state.gifts.has(id)) {
+      const used = new Set(state.gifts.values());
+      state.gifts.set(id, others.find((s) => !used.has(s)) ?? others[0]);
     }
   }
   row(note(`Ding Dong: one tile to each other player (${lifted.length} of 3 lifted).`));
@@ -264,20 +297,20 @@ function renderDingDong(v, row, can) {
     const pick = document.createElement("select");
     const name = faceName(byId.get(id)?.face ?? "");
     pick.setAttribute("aria-label", `Receiver of ${name}`);
-    for (const s of others) pick.append(new Option(title(s), s, false, ui.gifts.get(id) === s));
-    pick.addEventListener("change", () => { ui.gifts.set(id, pick.value); render(); });
+    for (const s of others) pick.append(new Option(nameOf(s), s, false, state.gifts.get(id) === s));
+    pick.addEventListener("change", () => { state.gifts.set(id, pick.value); io.render(); });
     row(note(`${name} →`, ""), pick);
   }
-  const receivers = lifted.map((id) => ui.gifts.get(id));
+  const receivers = lifted.map((id) => state.gifts.get(id));
   let why = "";
   if (!can.has("give_ding_dong")) {
     why = v.must_place_first ? "Place your received tiles first." : v.selection ? "Your gifts are given; waiting for the others." : "Not your turn to give.";
   } else if (lifted.length !== 3) why = `Lift ${3 - lifted.length > 0 ? `${3 - lifted.length} more` : `${lifted.length - 3} fewer`}: one tile for each player.`;
   else if (new Set(receivers).size !== 3) why = "Choose a different player for each tile.";
   row(
-    button("give", "Give Ding Dong", () => send({
+    button("give", "Give Ding Dong", () => io.send({
       type: "give_ding_dong",
-      gifts: lifted.map((tid) => ({ tile: tid, to: ui.gifts.get(tid) })),
+      gifts: lifted.map((tid) => ({ tile: tid, to: state.gifts.get(tid) })),
     }, "Given."), { disabled: Boolean(why), cls: "primary", why }),
     why ? note(why, "why", "why-give") : note("Sends each tile to its player."),
   );

@@ -1,5 +1,8 @@
 // The seat's own deadline as people can see it: a countdown with its own contrast, urgent
-// in its last seconds, paused and late said in words, and spoken at a few thresholds.
+// in its last seconds, paused said in words, and spoken at a few thresholds. A seat that
+// ran late earlier keeps a quiet note, never in the countdown's place.
+
+import { $ } from "./dom.js";
 
 let say = () => {};
 
@@ -17,10 +20,19 @@ const KIND_WORDS = {
 };
 let spokenAt = null;
 
+/** The deadline's moment, from its ISO text (microseconds cut to what Date reads). */
+const dueOf = (c) => (c?.due_at ? Date.parse(c.due_at.replace(/(\.\d{3})\d*Z$/, "$1Z")) : null);
+
 export function renderClock(c) {
-  const el = document.getElementById("countdown");
-  const due = c?.due_at ? Date.parse(c.due_at.replace(/(\.\d{3})\d*Z$/, "$1Z")) : null;
-  el.hidden = !c || (!due && !c.paused && !c.late) || c.kind === "bot";
+  const el = $("countdown");
+  const note = $("late-note");
+  const due = dueOf(c);
+  const timed = c && c.kind !== "bot";
+  if (note) {
+    note.hidden = !(timed && c.late && !c.flagged);
+    note.textContent = note.hidden ? "" : "You ran out of time earlier in this game; the director sees it.";
+  }
+  el.hidden = !timed || !(due || c.paused);
   if (el.hidden) return;
   const left = due ? Math.max(0, Math.ceil((due - Date.now()) / 1000)) : null;
   let text;
@@ -31,7 +43,7 @@ export function renderClock(c) {
   } else if (c.flagged) {
     state = "late";
     text = "Late: your time ran out and you are flagged. You may still act; the director decides.";
-  } else if (due) {
+  } else {
     state = left <= 5 ? "urgent" : "running";
     text = `${left} s left ${KIND_WORDS[c.kind] ?? ""}`.trim();
     const mark = `${c.due_at}:${left}`;
@@ -39,11 +51,7 @@ export function renderClock(c) {
       spokenAt = mark;
       say(`${left} seconds left ${KIND_WORDS[c.kind] ?? ""}.`);
     }
-  } else {
-    state = "late";
-    text = "Late: you ran out of time earlier in this game.";
   }
   el.dataset.state = state;
   if (el.textContent !== text) el.textContent = text;
 }
-

@@ -3,11 +3,16 @@
 
 import { ApiError, refusalText } from "./api.js";
 
+export { element } from "./dom.js";
+
+/** Whether a failure is the server not answering (it may come back by itself). */
+export const unreachable = (error) => !(error instanceof ApiError);
+
 /** A failure as a sentence a director can act on, never a raw error. */
 export function plainError(error, noun = "game") {
   if (!(error instanceof ApiError)) {
     return "The server does not answer: it may be stopped or restarting. This page tries " +
-      "again by itself; if it stays like this, start the server again (./dev serve).";
+      "again by itself; if it stays like this, ask whoever runs the service to start it again.";
   }
   const code = error.problem?.code;
   if (error.status === 404) {
@@ -57,11 +62,4 @@ export function duration(seconds) {
 export function dueText(iso, now = Date.now()) {
   const left = (new Date(iso).getTime() - now) / 1000;
   return left >= 0 ? `due in ${duration(left)}` : `overdue by ${duration(-left)}`;
-}
-
-export function element(tag, text = "", className = "") {
-  const el = document.createElement(tag);
-  if (text) el.textContent = text;
-  if (className) el.className = className;
-  return el;
 }

@@ -4,16 +4,17 @@
 // as it was at that seq (GET …/replay?seq=N, …/replay/diagram?seq=N).
 
 import { Api, gameIdFromPath, showLive, tokenFor } from "./api.js";
-import { SEATS, tileElement, title } from "./tiles.js";
-import { confirmAct, dueText, element, plainError } from "./console.js";
+import { $, joined } from "./dom.js";
+import { SEATS, faceName, tileElement, title } from "./tiles.js";
+import { confirmAct, dueText, element, plainError, unreachable } from "./console.js";
 import { facesOf, routeOf, timelineRow, transfersTable } from "./desk_audit.js";
+import { storyItem, storyOf } from "./desk_story.js";
 
 const gameId = gameIdFromPath();
 const api = new Api(gameId, tokenFor(gameId));
-const $ = (id) => document.getElementById(id);
 const state = {
   events: [], lastSeq: 0, shownSeq: null, urls: [], faces: new Map(), audit: null, view: null,
-  stepOf: new Map(),
+  stepOf: new Map(), ruleset: null, zoom: 1, down: false,
 };
 
 function say(text, kind = "info") {
@@ -21,7 +22,38 @@ function say(text, kind = "info") {
   $("message").dataset.kind = kind;
 }
 
-const fail = (error) => say(plainError(error), "error");
+/** A failure in words; a server that does not answer is said once, and unsaid when it
+ * answers again. */
+function fail(error) {
+  if (unreachable(error)) state.down = true;
+  say(plainError(error), "error");
+}
+
+function answered() {
+  if (!state.down) return;
+  state.down = false;
+  say("The server answers again.");
+}
+
+/** A seat as the director knows it: "Ann (East)", or "East". */
+function seatName(seat) {
+  const given = state.view?.game?.players?.[seat] ?? state.audit?.players?.[seat];
+  return given ? `${given} (${title(seat)})` : title(seat);
+}
+
+/** A chart state's name for people, from the ruleset (its id when unknown). */
+const stateName = (id) => state.ruleset?.state_names?.[id] ?? id;
+
+/** The link opens no desk: only the sentence and the way out stay on the page. */
+function broken(text, link = null) {
+  document.body.classList.add("broken");
+  say(text, "error");
+  if (link) {
+    const a = element("a", link.text);
+    a.href = link.href;
+    $("message").append(" ", a);
+  }
+}
 
 function tiles(list) {
   const box = element("div", "", "seat-tiles");
@@ -33,27 +65,45 @@ function tiles(list) {
   return box;
 }
 
+/** The header: the round and the table number (when the game is a table of a round),
+ * the ruleset, and the players. */
+function renderHeader(view) {
+  const g = view.game;
+  const round = state.audit?.round;
+  const table = round
+    ? `Table ${round.table}${round.label && round.label !== `Table ${round.table}` ? ` (${round.label})` : ""} of ${round.name || "the round"}`
+    : "A single game";
+  const rules = state.ruleset?.title ?? g.ruleset;
+  $("where").textContent = `${table} · ${rules}`;
+  $("players").textContent = `Players: ${joined(SEATS.map(seatName))}`;
+  for (const option of $("ruling-seat").options) if (option.value) option.textContent = seatName(option.value);
+  for (const option of $("filter-seat").options) if (option.value) option.textContent = seatName(option.value);
+  document.title = `Charleston · desk · ${round ? `table ${round.table}` : "game"}`;
+}
+
 function renderFacts(view, seq) {
   const g = view.game;
-  $("where").textContent = `${g.ruleset} · game ${gameId}`;
+  renderHeader(view);
   const facts = $("facts");
   facts.replaceChildren(element("h2", seq === null ? "The table now" : `The table at seq ${seq}`));
+  const where = g.phase === "pass" || g.phase === "courtesy" ? `pass ${g.pass_number} of ${g.pass_total}: ` : "";
   const lines = [
-    `State: ${g.state_labels.join(" · ") || g.state.join(" · ")}`,
+    `Now: ${where}${g.state_labels.join(" · ") || g.state.join(" · ")}`,
     `Passes resolved: ${g.passes_resolved} · wall: ${view.wall.count} tiles`,
   ];
   for (const step of g.steps) {
-    lines.push(`${step.label}: ready ${step.confirmed.map(title).join(", ") || "nobody"}; waiting for ${step.awaiting.map(title).join(", ") || "nobody"}`);
+    lines.push(`${step.label}: ready ${joined(step.confirmed.map(seatName)) || "nobody"}; waiting for ${joined(step.awaiting.map(seatName)) || "nobody"}`);
   }
-  if (g.votes && Object.keys(g.votes).length) lines.push(`Votes: ${Object.entries(g.votes).map(([s, c]) => `${title(s)} ${c}`).join(", ")}`);
-  if (Object.keys(view.courtesy_agreed).length) lines.push(`Courtesy agreed: ${Object.entries(view.courtesy_agreed).map(([p, n]) => `${p} ${n}`).join(", ")}`);
+  if (g.votes && Object.keys(g.votes).length) lines.push(`Votes: ${Object.entries(g.votes).map(([s, c]) => `${seatName(s)} ${c}`).join(", ")}`);
+  if (Object.keys(view.courtesy_agreed).length) lines.push(`Courtesy agreed: ${Object.entries(view.courtesy_agreed).map(([p, n]) => `${joined(p.split("-").map(seatName))} ${n}`).join("; ")}`);
   if (g.declaration) {
     const d = g.declaration;
-    lines.push(`${title(d.seat)} declared ${d.kind} Mah Jongg: ${d.judged ? `judged ${d.verdict} by the director` : d.verdict}`);
+    lines.push(`${seatName(d.seat)} declared a ${title(d.kind)} Hand: ${d.judged ? `judged ${d.verdict} by the director` : d.verdict}`);
   }
-  if (g.ding_dong) lines.push(`Ding Dong: ${g.ding_dong.requested} of ${g.ding_dong.max}${g.ding_dong.ready ? `, ${title(g.ding_dong.ready)} Ready` : ""}${g.ding_dong.closed ? ", closed" : ""}`);
-  if (g.finished) lines.push(`Over: ${g.ended_reason ?? "complete"}`);
+  if (g.ding_dong) lines.push(`Ding Dong: ${g.ding_dong.requested} of ${g.ding_dong.max}${g.ding_dong.ready ? `, ${seatName(g.ding_dong.ready)} Ready` : ""}${g.ding_dong.closed ? ", closed" : ""}`);
+  if (g.finished) lines.push(`Over: ${g.ending?.text ?? g.ended_reason ?? "complete"}`);
   for (const line of lines) facts.append(element("p", line));
+  $("diagram-now").textContent = `${seq === null ? "Now" : `At seq ${seq}`}: ${g.state_labels.join("; ") || g.state.join(", ")}`;
 }
 
 function renderSeats(view) {
@@ -66,7 +116,7 @@ function renderSeats(view) {
     const card = element("div", "", "card seat-card");
     card.dataset.seat = seat;
     const offer = s.offer !== null && s.offer !== undefined ? ` · offers ${s.offer}` : "";
-    card.append(element("h3", `${title(seat)} · ${g.hand_sizes[seat]} tiles${offer}`));
+    card.append(element("h3", `${seatName(seat)} · ${g.hand_sizes[seat]} tiles${offer}`));
     const deadline = clock?.deadlines?.[seat];
     const late = clock?.late?.includes(seat);
     const status = element("p", "", "seat-clock");
@@ -81,7 +131,7 @@ function renderSeats(view) {
     if (s.received.length) card.append(element("p", "Received, not placed:", "muted"), tiles(s.received));
     if (s.selection) {
       const sel = s.selection;
-      card.append(element("p", `Chosen, locked${sel.blind ? ` (+${sel.blind} blind)` : ""}${sel.to ? ` to ${sel.to.map(title).join(", ")}` : ""}:`, "muted"), tiles(sel.tiles));
+      card.append(element("p", `Chosen, locked${sel.blind ? ` (+${sel.blind} blind)` : ""}${sel.to ? ` to ${joined(sel.to.map(seatName))}` : ""}:`, "muted"), tiles(sel.tiles));
     }
     seats.append(card);
   }
@@ -98,7 +148,7 @@ function renderTools(view) {
   const d = g.declaration;
   const pending = d && !d.judged && !(d.kind === "heavenly" && !g.finished);
   $("judge-form").hidden = !pending;
-  if (pending) $("judge-what").textContent = `${title(d.seat)} declared a ${d.kind} hand: judge it against the card.`;
+  if (pending) $("judge-what").textContent = `${seatName(d.seat)} declared a ${title(d.kind)} Hand: judge it against the card.`;
 }
 
 function renderView(view, seq) {
@@ -143,7 +193,7 @@ function renderTimeline() {
   for (const e of state.events) {
     if (seat && e.seat !== seat && e.payload?.receiver !== seat) continue;
     if (step && state.stepOf.get(e.seq) !== step) continue;
-    const li = timelineRow(e, state.faces, showAt);
+    const li = timelineRow(e, state.faces, showAt, seatName);
     if (e.seq === state.shownSeq) {
       li.classList.add("current");
       li.firstChild.setAttribute("aria-current", "step");
@@ -164,7 +214,8 @@ async function drawDiagram(seq) {
   const svgEl = box.querySelector("svg");
   if (svgEl) {
     svgEl.setAttribute("role", "img");
-    svgEl.setAttribute("aria-label", seq === null ? "The statechart, active states lit" : `The statechart at seq ${seq}`);
+    svgEl.setAttribute("aria-label", `${seq === null ? "The statechart now" : `The statechart at seq ${seq}`}: ${$("diagram-now").textContent}`);
+    applyZoom();
   }
   $("diagram-at").textContent = seq === null ? "(live)" : `(at seq ${seq})`;
   const lit = box.querySelector("svg .active");
@@ -191,11 +242,13 @@ async function showAt(seq) {
 async function refresh() {
   try {
     const listing = await api.get(`/events?after=${state.lastSeq}`);
+    answered();
     state.events.push(...listing.events);
     state.lastSeq = listing.last_seq;
     if (!state.faces.size) state.faces = facesOf((await api.get("/replay?seq=1")).view);
     await loadAudit();
     assignSteps();
+    renderStory();
     const now = await api.get();
     if ($("follow").checked) {
       state.shownSeq = state.lastSeq;
@@ -213,6 +266,31 @@ async function refresh() {
   }
 }
 
+/** The statechart at a readable size: its own width times the zoom ("Fit": the box's). */
+function applyZoom() {
+  const svg = $("diagram").querySelector("svg");
+  if (!svg) return;
+  const natural = svg.viewBox?.baseVal?.width || svg.getBoundingClientRect().width || 800;
+  svg.style.maxWidth = "none";
+  svg.style.width = state.zoom === "fit" ? "100%" : `${Math.round(natural * state.zoom)}px`;
+  svg.style.height = "auto";
+  $("zoom-level").textContent = state.zoom === "fit" ? "fitted to the width" : `${Math.round(state.zoom * 100)}%`;
+}
+
+function zoom(by) {
+  const now = state.zoom === "fit" ? 1 : state.zoom;
+  state.zoom = by === "fit" ? "fit" : Math.min(3, Math.max(0.4, Math.round(now * by * 20) / 20));
+  applyZoom();
+}
+
+function renderStory() {
+  const lines = storyOf(state.events, state.faces, seatName, stateName);
+  const list = $("audit");
+  if (list.dataset.count === String(lines.length)) return;
+  list.dataset.count = String(lines.length);
+  list.replaceChildren(...lines.map(storyItem));
+}
+
 function renderTransfers() {
   const passes = state.audit?.passes || [];
   const select = $("route-pass");
@@ -226,21 +304,21 @@ function renderTransfers() {
   if (!passes.length) select.append(element("option", "no pass yet"));
   select.value = passes.some((p) => String(p.number) === chosen) ? chosen : String(passes.at(-1)?.number ?? "");
   const pass = passes.find((p) => String(p.number) === select.value);
-  $("transfers").replaceChildren(pass ? transfersTable(pass, state.faces, showRoute) : element("p", "No pass has resolved yet.", "muted"));
+  $("transfers").replaceChildren(pass ? transfersTable(pass, state.faces, showRoute, seatName) : element("p", "No pass has resolved yet.", "muted"));
 }
 
 function showRoute(tile) {
-  const legs = routeOf(tile, state.audit?.passes || []);
+  const legs = routeOf(tile, state.audit?.passes || [], seatName);
   const face = state.faces.get(tile) || "?";
+  const name = faceName(face);
   $("route").textContent = legs.length
-    ? `Tile ${tile} (${face}): ${legs.join(" · then ")}.`
-    : `Tile ${tile} (${face}) never moved.`;
+    ? `${name} (tile ${face}#${tile}): ${legs.join(" · then ")}.`
+    : `${name} (tile ${face}#${tile}) never moved.`;
 }
 
 async function loadAudit() {
   const [json, text] = await Promise.all([api.get("/audit"), api.get("/audit?format=text", "text")]);
   state.audit = json;
-  $("audit").textContent = text;
   for (const url of state.urls) URL.revokeObjectURL(url);
   const jsonUrl = URL.createObjectURL(new Blob([JSON.stringify(json, null, 2)], { type: "application/json" }));
   const textUrl = URL.createObjectURL(new Blob([text], { type: "text/plain" }));
@@ -277,6 +355,9 @@ function wire() {
   $("filter-pass").addEventListener("change", renderTimeline);
   $("route-pass").addEventListener("change", renderTransfers);
   $("print").addEventListener("click", () => window.print());
+  $("zoom-in").addEventListener("click", () => zoom(1.25));
+  $("zoom-out").addEventListener("click", () => zoom(0.8));
+  $("zoom-fit").addEventListener("click", () => zoom("fit"));
   $("verify").addEventListener("click", async () => {
     try {
       const result = await api.get("/verify");
@@ -308,7 +389,7 @@ function wire() {
     if (!text) return say("Write the ruling first: it is recorded with its text.", "error");
     const command = { type: "record_ruling", kind: $("ruling-kind").value, text };
     if ($("ruling-seat").value) command.seat = $("ruling-seat").value;
-    const who = command.seat ? ` about ${title(command.seat)}` : "";
+    const who = command.seat ? ` about ${seatName(command.seat)}` : "";
     if (!(await confirmAct(`Record this ${command.kind}${who} in the game's record? It cannot be removed.`, "Record it"))) return;
     if (await direct(command, `${title(command.kind)} recorded${who}.`)) $("ruling-text").value = "";
   });
@@ -339,25 +420,33 @@ function wire() {
 
 async function start() {
   if (!api.token) {
-    say("This page needs the director's link, the one that ends in #token=…. Ask whoever created the game (or the round) for it.", "error");
+    broken("This page needs the director's link, the one that ends in #token=…. Ask whoever created the game (or the round) for it.");
     return;
   }
   try {
     const me = await api.get();
     if (me.role !== "director") {
-      say(`This is ${title(me.role)}'s link, not the director's: it opens ${title(me.role)}'s table.`, "error");
-      const a = element("a", `Open ${title(me.role)}'s table instead`);
-      a.href = `/table/${encodeURIComponent(gameId)}`;
-      $("message").append(" ", a);
+      broken(`This is ${title(me.role)}'s link, not the director's: it opens ${title(me.role)}'s table.`, {
+        href: `/table/${encodeURIComponent(gameId)}`,
+        text: `Open ${title(me.role)}'s table instead`,
+      });
       return;
     }
+    state.view = me.view;
+    const rules = await fetch(`/v1/rulesets/${encodeURIComponent(me.view.game.ruleset)}`);
+    if (rules.ok) state.ruleset = await rules.json();
   } catch (error) {
-    fail(error);
+    if (unreachable(error)) fail(error);
+    else broken(plainError(error));
     return;
   }
   wire();
   await refresh();
-  api.follow((message) => message.event !== "subscribed" && refreshSoon(), showLive($("live")));
+  const live = showLive($("live"));
+  api.follow((message) => message.event !== "subscribed" && refreshSoon(), (status, error) => {
+    live(status, error);
+    if (status === "live") answered();
+  });
   setInterval(() => state.view && $("follow").checked && renderSeats(state.view), 1000);
 }
 

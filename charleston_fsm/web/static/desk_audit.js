@@ -1,5 +1,6 @@
 // The desk's readings of the record: one line per timeline row (time, seat, tiles, blind
 // and clock markers, rulings) and "who gave what to whom" per pass, with a tile's route.
+// Seats are named as the director knows them (`name(seat)`: "Ann (East)").
 
 import { faceName, title } from "./tiles.js";
 import { clockTime, element } from "./console.js";
@@ -43,7 +44,7 @@ export function stepOf(e) {
 }
 
 /** Words and tiles of one timeline row, as the director reads it. */
-export function rowParts(e, faces) {
+export function rowParts(e, faces, name = title) {
   const p = e.payload || {};
   const tiles = (list) => (list || []).map((t) => faceName(faces.get(t) || "?")).join(", ");
   const parts = { label: LABELS[e.type] || e.type.replaceAll("_", " "), detail: "", marks: [] };
@@ -51,7 +52,7 @@ export function rowParts(e, faces) {
     parts.detail = tiles(p.tiles);
     if (p.blind) parts.marks.push(`blind ${p.blind}`);
   } else if (e.type === "tiles_transferred") {
-    parts.detail = `to ${title(p.receiver)}: ${tiles(p.from_hand)}`;
+    parts.detail = `to ${name(p.receiver)}: ${tiles(p.from_hand)}`;
     if (p.forwarded?.length) parts.marks.push(`forwards ${p.forwarded.length} unseen: ${tiles(p.forwarded)}`);
   } else if (e.type === "tiles_placed") {
     parts.detail = tiles(p.tiles);
@@ -84,18 +85,18 @@ export function rowParts(e, faces) {
 }
 
 /** One row as a button inside a list item: reachable by Tab, Enter replays the table there. */
-export function timelineRow(e, faces, onPick) {
+export function timelineRow(e, faces, onPick, name = title) {
   const li = element("li");
   li.value = e.seq;
   li.dataset.seq = e.seq;
   li.dataset.type = e.type;
-  const parts = rowParts(e, faces);
+  const parts = rowParts(e, faces, name);
   const button = element("button", "", "timeline-row");
   button.type = "button";
   button.append(
     element("span", `#${e.seq}`, "t-seq"),
     element("span", clockTime(e.created_at), "t-time"),
-    element("span", e.seat ? title(e.seat) : "table", "t-seat"),
+    element("span", e.seat ? name(e.seat) : "table", "t-seat"),
     element("span", parts.label, "t-type"),
   );
   if (parts.detail) button.append(element("span", parts.detail, "t-detail"));
@@ -108,22 +109,29 @@ export function timelineRow(e, faces, onPick) {
   return li;
 }
 
-/** The route of one tile through every pass: "West → South (First Left) → East (…)". */
-export function routeOf(tile, passes) {
+/** The route of one tile through every pass, in the order it travelled: "West → South
+ * (First Left) · then South → East (…)". Within a blind pass the resolution records the
+ * handovers in the order the IOU chain settles them, not the tile's own order: the pass's
+ * route of the tile (its `blind_routes`) gives that. */
+export function routeOf(tile, passes, name = title) {
   const legs = [];
   for (const pass of passes) {
-    for (const t of pass.transfers) {
-      const unseen = t.forwarded.includes(tile);
-      if (t.from_hand.includes(tile) || unseen) {
-        legs.push(`${title(t.giver)} → ${title(t.receiver)} (${pass.label}${unseen ? ", forwarded unseen" : ""}, seq ${t.seq})`);
-      }
+    const path = pass.blind_routes?.[String(tile)];
+    const moves = path
+      ? path.slice(1).map((to, i) => ({ giver: path[i], receiver: to, unseen: i > 0 }))
+      : pass.transfers
+        .filter((t) => t.from_hand.includes(tile) || t.forwarded.includes(tile))
+        .map((t) => ({ giver: t.giver, receiver: t.receiver, unseen: t.forwarded.includes(tile) }));
+    for (const m of moves) {
+      const seq = pass.transfers.find((t) => t.giver === m.giver && t.receiver === m.receiver)?.seq;
+      legs.push(`${name(m.giver)} → ${name(m.receiver)} (${pass.label}${m.unseen ? ", forwarded unseen" : ""}${seq ? `, seq ${seq}` : ""})`);
     }
   }
   return legs;
 }
 
 /** The transfers of one pass as a table: giver, receiver, tiles (each a button). */
-export function transfersTable(pass, faces, onTile) {
+export function transfersTable(pass, faces, onTile, name = title) {
   const table = element("table", "", "transfers");
   const caption = element("caption", `${pass.label}${pass.blind ? " (blind)" : ""}`);
   const head = element("tr");
@@ -135,7 +143,7 @@ export function transfersTable(pass, faces, onTile) {
   table.append(caption, head);
   for (const t of pass.transfers) {
     const row = element("tr");
-    row.append(element("td", title(t.giver)), element("td", title(t.receiver)));
+    row.append(element("td", name(t.giver)), element("td", name(t.receiver)));
     for (const list of [t.from_hand, t.forwarded]) {
       const cell = element("td");
       for (const id of list) {

@@ -108,6 +108,7 @@ async function create(event) {
   if ($("seed").value !== "") request.seed = Number($("seed").value);
   const clock = chosenClock();
   if (clock) request.clock = clock;
+  if (bots.length && $("bot-pace").value !== "") request.bot_pace = Number($("bot-pace").value);
   let response;
   try {
     response = await fetch("/v1/games", { method: "POST", headers, body: JSON.stringify(request) });

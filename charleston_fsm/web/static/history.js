@@ -2,6 +2,7 @@
 // (GET …/events, then the stream). Only what this seat may see: its own tiles given and
 // received, and the table's public talk (votes, offers, the clock's acts).
 
+import { joined } from "./dom.js";
 import { faceName, faceOf, placeOf, tilesInWords, title } from "./tiles.js";
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -9,9 +10,16 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 /** The pass direction of a receiver as seen from `me`: "Right", "Across", "Left". */
 export const directionWord = (me, seat) => title(placeOf(me, seat));
 
+/** What the record's end reasons mean for a player (the view says the rest). */
+const ENDED = {
+  "Heavenly Hand declared": (name) => `${name("east")} declared a Heavenly Hand`,
+};
+
 export class History {
-  constructor(me) {
+  /** `name(seat)` names another seat as people know it ("Ann", or "South"). */
+  constructor(me, name = title) {
     this.me = me;
+    this.nameOf = name;
     this.entries = []; // {seq, kind, text, lines}
     this.from = new Map(); // received tile id -> the seat that sent it
     this.blind = new Set(); // received tile ids that came through a blind pass
@@ -20,6 +28,7 @@ export class History {
     this.clock = null; // the clock's entry for this seat, while its command is awaited
     this.lastPass = null;
     this.dropped = null; // a late objection that dropped this seat's confirmed pass
+    this.lastVerdict = null; // the director's last verdict on East's hand, with its reason
     this.seen = 0;
   }
 
@@ -31,8 +40,9 @@ export class History {
     const who = event.seat;
     const p = event.payload || {};
     const mine = who === me;
-    const name = (s) => (s === me ? "you" : title(s));
-    const Name = (s) => (s === me ? "You" : title(s));
+    const other = this.nameOf;
+    const name = (s) => (s === me ? "you" : other(s));
+    const Name = (s) => (s === me ? "You" : other(s));
     const entry = (kind, text, lines = []) => {
       const e = { seq: event.seq, kind, text, lines };
       this.entries.push(e);
@@ -46,7 +56,7 @@ export class History {
         e.tiles = p.tiles || [];
         e.blindCount = p.blind || 0;
         e.to = e.to || stepTo;
-        e.text = clockPassText(me, e);
+        e.text = clockPassText(me, e, other);
         this.clockOpen = e;
         return [e];
       }
@@ -57,7 +67,7 @@ export class History {
           this.pending.gave.push({ to: p.receiver, ids: p.from_hand || [], forwarded: p.forwarded_count || 0 });
           if (this.clockOpen) {
             this.clockOpen.to = p.receiver;
-            this.clockOpen.text = clockPassText(me, this.clockOpen);
+            this.clockOpen.text = clockPassText(me, this.clockOpen, this.nameOf);
           }
         }
         if (p.receiver === me) {
@@ -78,11 +88,11 @@ export class History {
           const parts = [];
           if (g.ids.length) parts.push(tilesInWords(g.ids));
           if (g.forwarded) parts.push(`${plural(g.forwarded, "unseen tile")} forwarded blind`);
-          lines.push(`You gave ${parts.join(" and ") || "nothing"} to ${title(g.to)} (${directionWord(me, g.to)}).`);
+          lines.push(`You gave ${parts.join(" and ") || "nothing"} to ${other(g.to)} (${directionWord(me, g.to)}).`);
         }
         for (const g of got) {
-          let line = `From ${title(g.from)}: ${g.ids.length ? tilesInWords(g.ids) : "nothing you kept"}.`;
-          if (g.blind.length) line += ` ${tilesInWords(g.blind)} came through a blind pass (${title(g.from)} forwarded ${g.blind.length === 1 ? "it" : "them"} unseen).`;
+          let line = `From ${other(g.from)}: ${g.ids.length ? tilesInWords(g.ids) : "nothing you kept"}.`;
+          if (g.blind.length) line += ` ${tilesInWords(g.blind)} came through a blind pass (${other(g.from)} forwarded ${g.blind.length === 1 ? "it" : "them"} unseen).`;
           if (g.on) line += ` You forwarded ${plural(g.on, "arriving tile")} on unseen.`;
           lines.push(line);
         }
@@ -100,20 +110,31 @@ export class History {
           return [e];
         }
         const done = (p.done || "acted").replace("your", "their");
-        return entry("clock", `${title(who)}'s time ran out: the clock ${done} for ${title(who)}.`);
+        return entry("clock", `${other(who)}'s time ran out: the clock ${done} for ${other(who)}.`);
       }
       case "seat_late":
-        return entry("clock", mine ? "Your time ran out: you are flagged late (the director decides)." : `${title(who)}'s time ran out: flagged late.`);
+        return entry("clock", mine ? "Your time ran out: you are flagged late (the director decides)." : `${other(who)}'s time ran out: flagged late.`);
       case "clock_paused":
         return entry("clock", "The director paused the clock.");
       case "clock_resumed":
         return entry("clock", "The director resumed the clock.");
-      case "ruling_recorded":
-        return entry("ruling", `The director recorded a ${p.kind || "ruling"}${p.text ? `: ${p.text}` : ""}.`);
+      case "ruling_recorded": {
+        const about = who ? ` about ${name(who)}` : "";
+        return entry("ruling", `The director recorded a ${p.kind || "ruling"}${about}${p.text ? `: ${p.text}` : ""}.`);
+      }
+      case "declaration_judged": {
+        this.lastVerdict = { kind: p.kind, verdict: p.verdict, text: p.text };
+        const hand = `${p.kind === "earthly" ? "Earthly" : "Heavenly"} Hand`;
+        const whose = me === "east" ? `your ${hand}` : `${other("east")}'s ${hand}`;
+        const effect = p.verdict === "valid"
+          ? "The game ends with this hand."
+          : p.kind === "heavenly" ? "It is set aside: the Charleston is played from the First Right." : "The Charleston stays complete.";
+        return entry("ruling", `The director judged ${whose} ${p.verdict}${p.text ? `: “${p.text}”` : ""}. ${effect}`);
+      }
       case "vote_cast": {
         if (p.late) {
           const dropped = (p.dropped || []).map(name);
-          const lines = dropped.length ? [`Confirmed passes dropped, no tile moved: ${dropped.join(", ")}.`] : [];
+          const lines = dropped.length ? [`Confirmed passes dropped, no tile moved: ${joined(dropped)}.`] : [];
           if ((p.dropped || []).includes(me) && !mine) this.dropped = { by: who, seq: event.seq };
           return entry("vote", `${Name(who)} objected late and stopped the Charleston.`, lines);
         }
@@ -127,7 +148,7 @@ export class History {
         return entry("courtesy", `Courtesy pass: ${pair} agreed on ${plural(p.count, "tile")}.`);
       }
       case "mah_jongg_declared":
-        return entry("declare", `${Name(who)} declared Mah Jongg${p.kind ? ` (${p.kind} hand)` : ""}.`);
+        return entry("declare", `${Name(who)} declared Mah Jongg${p.kind ? `: a ${title(p.kind)} Hand` : ""}.`);
       case "ding_dong_requested":
         return entry("dingdong", `${Name(who)} requested a Ding Dong.`);
       case "ready_declared":
@@ -136,27 +157,29 @@ export class History {
         return entry("dingdong", "The Ding Dong window closed.");
       case "pass_withdrawn":
         return mine ? entry("pass", "You withdrew your pass.") : [];
-      case "charleston_ended":
-        return entry("end", `The Charleston is over${p.reason ? `: ${p.reason}` : ""}.`);
+      case "charleston_ended": {
+        const why = ENDED[p.reason]?.((s) => (s === me ? "you" : other(s)));
+        return entry("end", `The Charleston is over${why ? `: ${why}` : ""}.`);
+      }
       default:
         return [];
     }
   }
 }
 
-function clockPassText(me, e) {
-  const words = [];
-  if (e.tiles.length) words.push(tilesInWords(e.tiles));
-  if (e.blindCount) words.push(`${plural(e.blindCount, "unseen tile")}`);
-  const to = e.to ? ` to ${title(e.to)}` : "";
-  return `Your time ran out: the clock passed ${words.join(" and ") || "no tile"}, ${title(me)}${to}.`;
+function clockPassText(me, e, name) {
+  const words = e.tiles.map((id) => faceName(faceOf(id)));
+  if (e.blindCount) words.push(plural(e.blindCount, "unseen tile"));
+  const to = e.to ? ` to ${name(e.to)}` : "";
+  return `Your time ran out: the clock passed ${joined(words) || "no tile"} for you${to}.`;
 }
 
 /** A received tile's note: who sent it, and whether it came blind. */
 export function arrivalNote(history, id) {
   const from = history.from.get(id);
   if (!from) return "";
-  return history.blind.has(id) ? `from ${title(from)}, blind` : `from ${title(from)}`;
+  const who = history.nameOf(from);
+  return history.blind.has(id) ? `from ${who}, blind` : `from ${who}`;
 }
 
 export { faceName, faceOf };

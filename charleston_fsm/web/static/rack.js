@@ -2,23 +2,17 @@
 // arrows move, Enter/Space lifts or places, Shift+arrows move a tile) and pointer drags
 // that work the same with a mouse, a pen or a finger.
 
+import { $ } from "./dom.js";
 import { arrivalNote } from "./history.js";
+import { state } from "./table_state.js";
 import { tileElement } from "./tiles.js";
 
-export const $ = (id) => document.getElementById(id);
-
-/** What the rack module needs from the page. */
-export const rack = {
-  ui: null,
-  gameId: "",
-  history: null,
-  toggle: () => {},
-  place: () => {},
-  render: () => {},
-};
+/** What the page does when a tile is lifted, placed, or the rack must be drawn again
+ * (setupRack). */
+const hooks = { toggle: () => {}, place: () => {}, render: () => {} };
 
 // -- the rack's order: the player's own, kept for the tab ----------------------------------
-const orderKey = () => `charleston-order:${rack.gameId}:${rack.ui.view?.seat}`;
+const orderKey = () => `charleston-order:${state.gameId}:${state.view?.seat}`;
 export const savedOrder = () => JSON.parse(sessionStorage.getItem(orderKey()) || "[]");
 export const saveOrder = (ids) => sessionStorage.setItem(orderKey(), JSON.stringify(ids));
 
@@ -40,58 +34,56 @@ export function moveTo(id, index) {
 /** Where a tile placed now goes: just after the rack's focused (cursor) tile. */
 export function cursorIndex() {
   const order = savedOrder();
-  const at = order.indexOf(rack.ui.cursor);
+  const at = order.indexOf(state.cursor);
   return at < 0 ? order.length : at + 1;
 }
 
 // -- drawing -------------------------------------------------------------------------------
 export function renderRack(v) {
-  const ui = rack.ui;
   const box = $("rack");
   const hadFocus = box.contains(document.activeElement);
   const locked = new Set((v.selection?.tiles ?? []).map((t) => t.id));
   const tiles = inOrder(v.rack);
-  if (!tiles.some((t) => t.id === ui.cursor)) ui.cursor = tiles[Math.min(ui.cursorAt ?? 0, tiles.length - 1)]?.id;
+  if (!tiles.some((t) => t.id === state.cursor)) state.cursor = tiles[Math.min(state.cursorAt ?? 0, tiles.length - 1)]?.id;
   box.replaceChildren();
   tiles.forEach((tile, i) => {
-    const isLocked = locked.has(tile.id) && ui.lifted.has(tile.id);
+    const isLocked = locked.has(tile.id) && state.lifted.has(tile.id);
     const el = tileElement(tile, { note: isLocked ? "locked" : "" });
-    const up = ui.lifted.has(tile.id);
+    const up = state.lifted.has(tile.id);
     el.classList.toggle("lifted", up);
     el.classList.toggle("locked", isLocked);
     el.setAttribute("aria-pressed", String(up));
-    el.tabIndex = tile.id === ui.cursor ? 0 : -1;
-    if (tile.id === ui.cursor) {
-      ui.cursorAt = i;
+    el.tabIndex = tile.id === state.cursor ? 0 : -1;
+    if (tile.id === state.cursor) {
+      state.cursorAt = i;
       el.classList.toggle("cursor", v.received.length > 0);
     }
     el.addEventListener("click", () => {
       if (!clickAllowed()) return;
-      ui.cursor = tile.id;
-      rack.toggle(tile);
+      state.cursor = tile.id;
+      hooks.toggle(tile);
     });
     box.append(el);
   });
-  if (hadFocus) focusTile("rack", ui.cursor);
+  if (hadFocus) focusTile("rack", state.cursor);
 }
 
 export function renderReceived(v) {
-  const ui = rack.ui;
   const box = $("received");
   const hadFocus = box.contains(document.activeElement);
   $("received-zone").hidden = v.received.length === 0;
-  if (!v.received.some((t) => t.id === ui.floatCursor)) ui.floatCursor = v.received[0]?.id;
+  if (!v.received.some((t) => t.id === state.floatCursor)) state.floatCursor = v.received[0]?.id;
   box.replaceChildren();
   for (const tile of v.received) {
-    const el = tileElement(tile, { note: arrivalNote(rack.history, tile.id) });
+    const el = tileElement(tile, { note: arrivalNote(state.history, tile.id) });
     el.classList.add("floating");
-    el.tabIndex = tile.id === ui.floatCursor ? 0 : -1;
+    el.tabIndex = tile.id === state.floatCursor ? 0 : -1;
     el.addEventListener("click", () => {
-      if (clickAllowed()) rack.place(tile.id, cursorIndex(), { keyboard: true });
+      if (clickAllowed()) hooks.place(tile.id, cursorIndex(), { keyboard: true });
     });
     box.append(el);
   }
-  if (hadFocus && v.received.length) focusTile("received", ui.floatCursor);
+  if (hadFocus && v.received.length) focusTile("received", state.floatCursor);
 }
 
 export function focusTile(zone, id) {
@@ -106,7 +98,6 @@ function onKey(e) {
   const el = e.target.closest?.(".tile");
   if (!el) return;
   const zone = e.currentTarget.id;
-  const ui = rack.ui;
   const tiles = [...e.currentTarget.querySelectorAll(".tile")];
   const at = tiles.indexOf(el);
   let to = null;
@@ -120,14 +111,14 @@ function onKey(e) {
   const id = Number(el.dataset.id);
   if (e.shiftKey && zone === "rack" && to !== at) {
     moveTo(id, to);
-    ui.cursor = id;
-    rack.render();
+    state.cursor = id;
+    hooks.render();
     focusTile("rack", id);
     return;
   }
   const next = Number(tiles[to].dataset.id);
-  if (zone === "rack") ui.cursor = next;
-  else ui.floatCursor = next;
+  if (zone === "rack") state.cursor = next;
+  else state.floatCursor = next;
   for (const t of tiles) t.tabIndex = t === tiles[to] ? 0 : -1;
   tiles[to].focus();
 }
@@ -135,8 +126,8 @@ function onKey(e) {
 function onFocus(e) {
   const el = e.target.closest?.(".tile");
   if (!el) return;
-  if (e.currentTarget.id === "rack") rack.ui.cursor = Number(el.dataset.id);
-  else rack.ui.floatCursor = Number(el.dataset.id);
+  if (e.currentTarget.id === "rack") state.cursor = Number(el.dataset.id);
+  else state.floatCursor = Number(el.dataset.id);
 }
 
 // -- pointer drags (mouse, pen and touch alike) ---------------------------------------------
@@ -158,7 +149,7 @@ function onPointerDown(e) {
     el,
     moved: false,
   };
-  rack.ui.pressed = true;
+  state.pressed = true;
 }
 
 function onPointerMove(e) {
@@ -166,7 +157,7 @@ function onPointerMove(e) {
   if (!grip.moved) {
     if (Math.hypot(e.clientX - grip.x0, e.clientY - grip.y0) < 8) return;
     grip.moved = true;
-    rack.ui.dragging = true;
+    state.dragging = true;
     ghost = grip.el.cloneNode(true);
     ghost.removeAttribute("data-id");
     ghost.setAttribute("aria-hidden", "true");
@@ -185,12 +176,11 @@ function onPointerUp(e) {
   if (!grip || e.pointerId !== grip.pointerId) return;
   const g = grip;
   grip = null;
-  const ui = rack.ui;
-  ui.pressed = false;
-  ui.dragging = false;
+  state.pressed = false;
+  state.dragging = false;
   if (!g.moved) {
     // draw whatever arrived while the tile was held, after the click this release makes
-    if (ui.renderLater) setTimeout(rack.render, 0);
+    if (state.renderLater) setTimeout(hooks.render, 0);
     return;
   }
   quietUntil = performance.now() + 400; // the click that may follow a drop is not a lift
@@ -200,14 +190,14 @@ function onPointerUp(e) {
   g.el.classList.remove("dragging");
   const target = e.type === "pointerup" ? dropTarget(e.clientX, e.clientY, g.id) : null;
   if (!target) {
-    rack.render();
+    hooks.render();
     return;
   }
-  if (g.from === "received") rack.place(g.id, target.index);
+  if (g.from === "received") hooks.place(g.id, target.index);
   else {
     moveTo(g.id, target.index);
-    ui.cursor = g.id;
-    rack.render();
+    state.cursor = g.id;
+    hooks.render();
   }
 }
 
@@ -230,7 +220,10 @@ function markDrop(target) {
   target?.el?.classList.add(target.after ? "drop-after" : "drop-before");
 }
 
-export function setupRack() {
+/** Wire the rack's keys and pointers; `toggle(tile)`, `place(id, index, how)` and
+ * `render()` are the page's. */
+export function setupRack({ toggle, place, render }) {
+  Object.assign(hooks, { toggle, place, render });
   for (const zone of [$("rack"), $("received")]) {
     zone.addEventListener("keydown", onKey);
     zone.addEventListener("focusin", onFocus);

@@ -4,8 +4,9 @@
 // round's token, which directs every table; each row links to its table's desk.
 
 import { Api, ApiError, gameIdFromPath, tokenFor } from "./api.js";
-import { title } from "./tiles.js";
-import { clockTime, confirmAct, duration, element, plainError } from "./console.js";
+import { joined } from "./dom.js";
+import { SEATS, title } from "./tiles.js";
+import { clockTime, confirmAct, duration, element, plainError, unreachable } from "./console.js";
 
 const roundId = gameIdFromPath();
 const token = tokenFor(roundId);
@@ -77,22 +78,29 @@ function render() {
     const tr = element("tr");
     tr.dataset.table = t.table;
     tr.dataset.late = t.late.length ? "yes" : "no";
-    const name = `Table ${t.table}${labels[t.table - 1] ? ` · ${labels[t.table - 1]}` : ""}`;
+    const label = labels[t.table - 1];
+    const name = `Table ${t.table}${label && label !== `Table ${t.table}` ? ` · ${label}` : ""}`;
+    const who = (seat) => t.players?.[seat] || title(seat);
     const link = element("a", name);
     link.href = `/desk/${encodeURIComponent(t.game_id)}#token=${encodeURIComponent(token)}`;
     link.setAttribute("aria-label", `${name}: open its desk`);
+    const tableCell = element("div");
+    tableCell.append(link);
+    const named = SEATS.filter((s) => t.players?.[s]);
+    if (named.length) tableCell.append(element("span", named.map((s) => `${t.players[s]} (${title(s)})`).join(", "), "players"));
     const waited = waitedSeconds(t);
     const awaited = t.finished || t.quarantined ? "–"
-      : t.awaiting.length ? `${t.awaiting.map(title).join(", ")} · for ${duration(waited)}` : "nobody";
-    const status = t.quarantined ? "QUARANTINED" : t.finished ? `finished (${t.ended_reason})` : "playing";
+      : t.awaiting.length ? `${joined(t.awaiting.map(who))} · for ${duration(waited)}` : "nobody";
+    const status = t.quarantined ? "QUARANTINED" : t.finished ? "finished" : "playing";
     const stateCell = cell("State", status);
+    if (t.finished && (t.ending || t.ended_reason)) stateCell.append(element("span", t.ending || t.ended_reason, "ending"));
     if (t.finished) stateCell.className = "finished";
     if (t.quarantined) stateCell.className = "bad";
     tr.append(
-      cell("Table", link),
+      cell("Table", tableCell),
       cell("Step", t.state_labels.join(" · ") || "–"),
       cell("Awaited", awaited),
-      cell("Late", t.late.map(title).join(", ") || "–"),
+      cell("Late", joined(t.late.map(who)) || "–"),
       cell("Clock", clockCell(t)),
       stateCell,
     );
@@ -112,7 +120,10 @@ async function refresh() {
     state.failures += 1;
     $("live").textContent = "○ not updating";
     say(plainError(error, "round"), "error");
-    if (error instanceof ApiError && error.status < 500) return false;
+    if (!unreachable(error) && error.status < 500) {
+      if (!state.listing) document.body.classList.add("broken"); // a wrong link stays wrong
+      return false;
+    }
   }
   return true;
 }
@@ -150,6 +161,7 @@ async function download(format) {
 
 function start() {
   if (!token) {
+    document.body.classList.add("broken");
     say("This page needs the round's link, the one that ends in #token=…. It was shown when the round was created.", "error");
     return;
   }

@@ -51,7 +51,7 @@ function link(label, path) {
   return li;
 }
 
-function show(round) {
+function show(round, sent) {
   const list = $("links");
   list.replaceChildren(link(`The room of ${round.name || "the round"} (director)`, round.links.room));
   for (const t of round.tables) {
@@ -59,9 +59,11 @@ function show(round) {
     item.append(element("h3", `${t.label || `Table ${t.table}`}`));
     const inner = element("ul", "", "links-list");
     inner.append(link("Director's desk", t.links.director));
+    const players = sent.tables[t.table - 1]?.players ?? {};
     for (const seat of SEATS) {
+      const name = players[seat] ? `: ${players[seat]}` : "";
       const who = t.bots.includes(seat) ? " (bot: watch only)" : "";
-      inner.append(link(`${title(seat)}${who}`, t.links[seat]));
+      inner.append(link(`${title(seat)}${name}${who}`, t.links[seat]));
     }
     item.append(inner);
     list.append(item);
@@ -79,14 +81,15 @@ async function create(event) {
   if (key) headers.Authorization = `Bearer ${key}`;
   try {
     let response;
+    const sent = body();
     try {
-      response = await fetch("/v1/rounds", { method: "POST", headers, body: JSON.stringify(body()) });
+      response = await fetch("/v1/rounds", { method: "POST", headers, body: JSON.stringify(sent) });
     } catch (_) {
       throw new TypeError("no answer");
     }
     const answer = await response.json().catch(() => null);
     if (!response.ok) throw new ApiError(response.status, answer);
-    show(answer);
+    show(answer, sent);
     say(`Round created: ${answer.tables.length} tables.`);
   } catch (error) {
     say(plainError(error, "round"), "error");

@@ -91,6 +91,7 @@ export function tileElement(tile, { tag = "button", note = "" } = {}) {
     const pict = picture(face);
     if (pict) el.append(pict);
     if (face === "WD") el.append(span("sr-only", "White Dragon, "), span("small", "Soap"));
+    else if (kind.startsWith("dragon")) el.append(span("small", name.split(" ")[0]), span("sr-only", " Dragon"));
     else el.append(span("small", name));
   }
   if (note) el.append(span("note", ` ${note}`));

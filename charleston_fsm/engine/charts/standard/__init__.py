@@ -10,12 +10,13 @@ resolution) is in :class:`charleston_fsm.engine.table.Table`. The options on whi
 documents disagree are :class:`Options`.
 """
 
-from .chart import STANDARD_STEPS, STATE_RULES, StandardCharleston
+from .chart import STANDARD_STEPS, STATE_PHASES, STATE_RULES, StandardCharleston
 from .options import CourtesyMode, Options, SecondCharlestonOrder
 from .table import StandardTable
 
 __all__ = [
     "STANDARD_STEPS",
+    "STATE_PHASES",
     "STATE_RULES",
     "CourtesyMode",
     "Options",

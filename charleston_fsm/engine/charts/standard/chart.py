@@ -205,6 +205,21 @@ STANDARD_STEPS: dict[str, Step] = {
 }
 
 
+#: What the table is doing in each top-level state (its substates share it): what a client
+#: shows, read from here and never guessed from a state's id (``progress.phase``).
+STATE_PHASES: dict[str, str] = {
+    "CHARLESTON_P1_R": "pass",
+    "CHARLESTON_P1_A": "pass",
+    "CHARLESTON_P1_L": "pass",
+    "CHARLESTON_DECIDE_STOP": "vote",
+    "CHARLESTON_P2_L": "pass",
+    "CHARLESTON_P2_A": "pass",
+    "CHARLESTON_P2_R": "pass",
+    "COURTESY_PASS": "courtesy",
+    "CHARLESTON_DONE": "done",
+}
+
+
 #: The rules each state plays out (its guards, validators and actions name theirs with
 #: ``@enforces`` on the table); drawn on the diagrams, listed in the rule matrix.
 STATE_RULES: dict[str, tuple[str, ...]] = {

@@ -6,6 +6,7 @@ passes, resolution) is in :class:`charleston_fsm.engine.table.Table`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from statemachine import State
@@ -13,7 +14,7 @@ from statemachine import State
 from ....rulebook import enforces
 from ... import errors
 from ...commands import Command
-from ...seats import SEATS, Seat
+from ...seats import SEATS, Seat, joined
 from ...steps import COURTESY_PAIRS, Step
 from ...table import Table
 from ...tiles import HAND_SIZE
@@ -121,6 +122,39 @@ class StandardTable(Table):
             "so the Second Charleston is played in full.",
             rule="HOUSE-04",
         )
+
+    def ending(self, name: Callable[[Seat], str]) -> dict[str, Any] | None:
+        if not self.finished:
+            return None
+        d = self.declaration
+        east = name(Seat.EAST)
+        stops = [s for s in SEATS if self.votes.get(s) == "stop"]
+        if d and d["kind"] == "heavenly" and not self._set_aside_heavenly():
+            how, by = "heavenly", [Seat.EAST]
+            text = f"{east} declared a Heavenly Hand before the first pass: no tile was passed."
+        elif stops:
+            how, by = "stopped", stops
+            text = (
+                f"Stopped by a vote: {joined([name(s) for s in stops])} voted to stop, so the "
+                "Second Charleston was not played; the First Charleston and the Courtesy "
+                "Pass were."
+            )
+        elif self.ended_reason == NO_COURTESY:
+            how, by = "no_courtesy", []
+            text = (
+                "Every pass was played; on the Second Right no one gave a tile from the hand, "
+                "so nothing moved and there was no Courtesy Pass."
+            )
+        else:
+            how, by = "all_passes", []
+            text = "All passes were played: both Charlestons and the Courtesy Pass."
+        if self._set_aside_heavenly():
+            text = (
+                f"{east}'s Heavenly Hand was judged invalid by the director and set aside. " + text
+            )
+        elif d is not None:
+            text += " " + _verdict_words(d, east)
+        return {"how": how, "by": [s.value for s in by], "text": text}
 
     def default_end_reason(self) -> str:
         declared = self.declaration
@@ -350,4 +384,31 @@ class StandardTable(Table):
 
     @enforces("NMJL-10")
     def end_without_courtesy(self) -> None:
-        self.ended_reason = "no tile passed from any hand on the Second Right: no Courtesy Pass"
+        self.ended_reason = NO_COURTESY
+
+
+#: the recorded reason of a Second Right that moved no tile (NMJL-10)
+NO_COURTESY = "no tile passed from any hand on the Second Right: no Courtesy Pass"
+
+
+def _verdict_words(declaration: dict[str, Any], east: str) -> str:
+    """What became of East's declaration, in words (NMJL-19, NMJL-21)."""
+    kind, verdict = declaration["kind"], declaration["verdict"]
+    said = (
+        f"{east} declared an Earthly Hand once the Charleston was complete; "
+        if kind == "earthly"
+        else ""
+    )
+    if verdict == "pending":
+        judged = (
+            "the director has still to judge it"
+            if said
+            else "The director has still to judge the hand"
+        )
+        return f"{said}{judged}."
+    judge = "the director" if declaration.get("judged") else "the hand checker"
+    effect = (
+        "the game ends with this hand" if verdict == "valid" else "the Charleston stays complete"
+    )
+    judged = f"{judge} judged it {verdict}: {effect}"
+    return f"{said}{judged if said else judged[0].upper() + judged[1:]}."
