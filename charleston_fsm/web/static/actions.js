@@ -125,7 +125,11 @@ export function renderActions(v) {
   if (v.received.length) {
     row(button("place-all", "Place all", io.placeAll, { disabled: !can.has("place_tiles") }), note("or place them one at a time."));
   }
-  if (!box.children.length && !v.game.finished) row(note("Waiting for the others…"));
+  if (!box.children.length && !v.game.finished) {
+    const waiting = v.clock?.held ? "Waiting for the director to start the table."
+      : v.clock?.bot ? "The service's bot plays your seat." : "Waiting for the others…";
+    row(note(waiting));
+  }
   if (focusedKey) {
     const again = box.querySelector(`[data-key="${focusedKey}"]`);
     if (again && !again.disabled) again.focus();

@@ -9,6 +9,7 @@ import { SEATS, faceName, tileElement, title } from "./tiles.js";
 import { confirmAct, dueText, element, plainError, unreachable } from "./console.js";
 import { facesOf, routeOf, timelineRow, transfersTable } from "./desk_audit.js";
 import { storyItem, storyOf } from "./desk_story.js";
+import { nameSeats, renderRoundTools, wireRoundTools } from "./desk_round.js";
 
 const gameId = gameIdFromPath();
 const api = new Api(gameId, tokenFor(gameId));
@@ -157,6 +158,7 @@ function renderView(view, seq) {
   if (seq === null) {
     state.view = view;
     renderTools(view);
+    renderRoundTools(view);
   }
 }
 
@@ -259,6 +261,7 @@ async function refresh() {
     } else {
       state.view = now.view;
       renderTools(now.view);
+      renderRoundTools(now.view);
     }
     renderTimeline();
   } catch (error) {
@@ -441,6 +444,8 @@ async function start() {
     return;
   }
   wire();
+  wireRoundTools({ api, direct, say, fail, seatName, refresh });
+  nameSeats();
   await refresh();
   const live = showLive($("live"));
   api.follow((message) => message.event !== "subscribed" && refreshSoon(), (status, error) => {
@@ -448,6 +453,7 @@ async function start() {
     if (status === "live") answered();
   });
   setInterval(() => state.view && $("follow").checked && renderSeats(state.view), 1000);
+  setInterval(() => state.view && renderRoundTools(state.view), 5000); // calls' waiting time
 }
 
 start();

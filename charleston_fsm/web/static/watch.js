@@ -159,16 +159,14 @@ async function refresh(api) {
 function watchTable() {
   const api = new Api(subject, token);
   refresh(api);
-  const live = (status) => {
+  const live = (status, error) => {
     $("live").textContent = status === "live" ? "● following" : status === "closed" ? "○ stopped" : "○ reconnecting…";
+    if (status === "closed" && error?.status === 401) {
+      say("This spectator link was revoked: it shows nothing any more. Ask the director for a new one.", "error");
+      document.body.classList.add("broken");
+    }
   };
   state.stop = api.follow((message) => {
-    if (message.event === "invalid_token") {
-      say("This spectator link was revoked: it shows nothing any more. Ask for a new one.", "error");
-      document.body.classList.add("broken");
-      state.stop?.();
-      return;
-    }
     if (message.event === "subscribed") return;
     clearTimeout(state.timer);
     state.timer = setTimeout(() => refresh(api), 150);
