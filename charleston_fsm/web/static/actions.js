@@ -78,6 +78,8 @@ const passCount = () => state.lifted.size + state.blind;
 /** Why the pass cannot be confirmed yet, in words; "" when it can. */
 function passBlocker(v) {
   const step = v.step;
+  if (v.clock?.held) return "The table has not started: lift your tiles now; you pass once the director starts it.";
+  if (v.clock?.bot) return "The service's bot plays your seat now.";
   if (v.must_place_first) return "Place the received tiles in your rack before the next pass.";
   const passable = new Set(step.passable);
   for (const id of state.lifted) if (!passable.has(id)) return "One of the lifted tiles cannot be passed.";

@@ -13,7 +13,7 @@ const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponen
 const roundMode = parts[1] === "round";
 const subject = parts.at(-1) || "";
 const token = tokenFor(subject);
-const state = { answer: null, events: [], last: 0, stop: null, timer: null, retry: null };
+const state = { answer: null, events: [], last: 0, stop: null, timer: null, retry: null, rules: null };
 
 function say(text, kind = "info") {
   $("message").textContent = text;
@@ -97,7 +97,7 @@ function renderTable() {
   $("history-card").hidden = false;
   $("progress").textContent = progress(g);
   document.title = `Charleston · watching · ${progress(g)}`;
-  $("where").textContent = `${g.ruleset} rules · players: ${joined(SEATS.map(fullName))}`;
+  $("where").textContent = `${state.rules ?? g.ruleset} · players: ${joined(SEATS.map(fullName))}`;
   $("as-of").textContent = answer.delay
     ? `Shown ${duration(answer.delay)} behind the table: as it was at ${clockTime(v.as_of.at)}.`
     : "Live.";
@@ -117,7 +117,8 @@ function renderTable() {
   }
   const ended = $("ended");
   ended.hidden = !g.finished;
-  ended.textContent = g.finished ? `The Charleston is over: ${g.ending?.text ?? g.ended_reason ?? "complete"}.` : "";
+  const why = (g.ending?.text ?? g.ended_reason ?? "complete").replace(/\.$/, "");
+  ended.textContent = g.finished ? `The Charleston is over: ${why}.` : "";
 }
 
 function renderHistory() {
@@ -134,10 +135,18 @@ function renderHistory() {
   }));
 }
 
+/** The ruleset's title for people ("National Mah Jongg League"), once. */
+async function loadRules(name) {
+  state.rules = name;
+  const response = await fetch(`/v1/rulesets/${encodeURIComponent(name)}`);
+  if (response.ok) state.rules = (await response.json()).title ?? name;
+}
+
 async function refresh(api) {
   clearTimeout(state.retry);
   try {
     state.answer = await api.get("/spectate");
+    if (!state.rules) loadRules(state.answer.view.game.ruleset);
     const listing = await api.get(`/spectate/events?after=${state.last}`);
     state.events.push(...listing.events);
     state.last = listing.last_seq;
