@@ -451,6 +451,7 @@ async function start() {
   api.follow((message) => message.event !== "subscribed" && refreshSoon(), (status, error) => {
     live(status, error);
     if (status === "live") answered();
+    if (status === "reconnecting") fail(new TypeError("no answer")); // said at once, not at the next read
   });
   setInterval(() => state.view && $("follow").checked && renderSeats(state.view), 1000);
   setInterval(() => state.view && renderRoundTools(state.view), 5000); // calls' waiting time
