@@ -169,12 +169,7 @@ def hand_over(doc: Mapping[str, Any], parsed: HandToBot | HandBack) -> Annotatio
     label = parsed.label if isinstance(parsed, HandBack) else None
 
     def change(clock: Mapping[str, Any] | None, _now: datetime) -> tuple[Any, list[Event]]:
-        before = clock or clocks.new_doc(None, ())
-        if not before.get("pace"):  # no bot was created with the game: one beside people
-            bots = (
-                {*(before.get("bots") or ()), seat.value} if isinstance(parsed, HandToBot) else ()
-            )
-            before = {**before, "pace": clocks.pace_for(None, [Seat(s) for s in bots])}
+        before = clock or clocks.new_doc(None, ())  # the bot thinks at the game's pace
         if isinstance(parsed, HandToBot):
             after, by = seating.with_bot(before, seat), "bot"
         else:
