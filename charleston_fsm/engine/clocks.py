@@ -34,9 +34,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..rulebook import enforces
-from . import calls, errors, seating, time_control
+from . import errors, seating, time_control
 from .bots import Bot
 from .clock_options import ClockKind, ClockOptions
+from .clock_views import director_clock, seat_clock
 from .commands import COMMAND_MODELS, Command
 from .events import Event
 from .moments import iso, parse_time
@@ -51,10 +52,12 @@ __all__ = [
     "ClockOptions",
     "advance",
     "auto_player",
+    "director_clock",
     "due_firing",
     "iso",
     "parse_time",
     "refusal",
+    "seat_clock",
 ]
 
 BOT = "bot"
@@ -441,64 +444,3 @@ def done_text(command: Command) -> str:
     if name == "declare_ready":
         return "declared Ready"
     return name.replace("_", " ")
-
-
-_NO_DEADLINE = {
-    "kind": None,
-    "seconds": None,
-    "due_at": None,
-    "flagged": False,
-    "extended": None,
-}
-
-
-def seat_clock(doc: Mapping[str, Any] | None, seat: Seat) -> dict[str, Any] | None:
-    """The seat's own deadline (no other seat's), or ``None`` when clocks are off."""
-    if not doc:
-        return None
-    deadline = doc["deadlines"].get(seat.value)
-    call = calls.open_calls(doc).get(seat.value)
-    return {
-        **(_shown(deadline) if deadline else _NO_DEADLINE),
-        "paused": bool(doc.get("paused_at")),
-        "late": seat.value in doc.get("late", ()),
-        **_gate(doc),
-        "bot": seat.value in seating.bot_seats(doc),
-        "called_at": call["at"] if call else None,
-    }
-
-
-def director_clock(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if not doc:
-        return None
-    return {
-        "paused": bool(doc.get("paused_at")),
-        "options": doc.get("options"),
-        "bots": doc.get("bots") or [],
-        "pace": doc.get("pace") or 0.0,
-        "deadlines": {s: _shown(d) for s, d in doc["deadlines"].items()},
-        "late": list(doc.get("late", ())),
-        **_gate(doc),
-        "calls": calls.open_calls(doc),
-        "seated": dict(doc.get("seated") or {}),
-    }
-
-
-def _gate(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """Held or started, and when (every view of the clock shows it)."""
-    held = doc.get("held") or {}
-    return {
-        "held": bool(held),
-        "start_at": held.get("at"),
-        "started_at": doc.get("started_at"),
-    }
-
-
-def _shown(deadline: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "kind": deadline["kind"],
-        "seconds": deadline["seconds"],
-        "due_at": deadline["due_at"],
-        "flagged": bool(deadline.get("flagged")),
-        "extended": deadline.get("extended"),
-    }
