@@ -74,8 +74,14 @@ def test_deadlines_in_views_and_stream_and_a_late_command_refused(
                     "seconds",
                     "due_at",
                     "flagged",
+                    "extended",
                     "paused",
                     "late",
+                    "held",
+                    "start_at",
+                    "started_at",
+                    "bot",
+                    "called_at",
                 }
             assert "clock_expired" in [m[0] for m in stream.messages]
         finally:

@@ -99,6 +99,9 @@ def test_a_round_is_created_listed_and_followed_as_it_is_played(
                 "active": 3,
                 "late_seats": 0,
                 "quarantined": 0,
+                "held": 0,
+                "paused": 0,
+                "calls": 0,
             }
             for row, game in zip(before["tables"], games, strict=True):
                 assert row["game_id"] == game.game_id

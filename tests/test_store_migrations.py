@@ -20,6 +20,8 @@ TABLES = {
     "anchors",
     "quarantines",
     "rounds",
+    "spectator_links",
+    "credential_changes",
 }
 
 

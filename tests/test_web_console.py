@@ -246,8 +246,9 @@ def test_wrong_links_and_a_stopped_server_get_plain_sentences(
         page.fill("#count", "2")
         page.fill("#names", "Ann, Bea, Cy, Di")
         page.get_by_role("button", name="Create the round").click()
-        expect(page.locator("#links > li")).to_have_count(3)
+        expect(page.locator("#links > li")).to_have_count(4)  # the room, spectators, 2 tables
         expect(page.locator("#links")).to_contain_text("/room/")
+        expect(page.locator("#links")).to_contain_text("/watch/round/")
         expect(page.get_by_role("link", name="East: Ann", exact=True)).to_be_visible()
         assert_axe_clean(page, "the new round's links (phone)")
         page.get_by_role("link", name=re.compile("The room of")).click()

@@ -27,6 +27,8 @@ from . import (
     routes_meta,
     routes_record,
     routes_rounds,
+    routes_seats,
+    routes_spectators,
     routes_web,
 )
 from .botrunner import BotRunner
@@ -37,6 +39,7 @@ from .middleware import DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
 from .notify import Notifier
 from .problems import install
 from .responses import FastJSONResponse
+from .token_cache import CredentialWatch, TokenCache
 
 API_VERSION = "v1"
 MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
@@ -55,11 +58,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     await run_in_threadpool(notifier.start)
     clock = ClockThread(app.state.store, app.state.clock_interval)
     clock.start()
+    watch = CredentialWatch(app.state.store, app.state.roles)
+    watch.start()
     log.info("service started", extra={"notifier": notifier.kind, "pid": os.getpid()})
     try:
         yield
     finally:
         await run_in_threadpool(clock.stop)
+        await run_in_threadpool(watch.stop)
         await app.state.bots.stop_all()
         await run_in_threadpool(notifier.stop)
         if app.state.store.core.on_loop is not None:  # the loop's connections end with it
@@ -114,7 +120,7 @@ def create_app(
     if commands_on_loop is None:
         commands_on_loop = os.environ.get(ON_LOOP_ENV, "0") == "1"
     app.state.commands_on_loop = commands_on_loop and store.writes.on_loop_ready
-    app.state.roles = {}  # (game id, token digest) -> role
+    app.state.roles = TokenCache()  # (game id, token digest) -> role, until it changes
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(RequestContext)  # outermost: it sees every answer
     install(app)
@@ -124,6 +130,8 @@ def create_app(
         routes_games,
         routes_rounds,
         routes_director,
+        routes_seats,
+        routes_spectators,
         routes_record,
         routes_live,
         routes_meta,

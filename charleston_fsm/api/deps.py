@@ -27,10 +27,10 @@ from .auth import bearer_token, check_platform_key, seat_of, token_hash
 from .botrunner import BotRunner
 from .notify import Notifier
 from .problems import forbidden, unauthorized
+from .token_cache import TokenCache
 
 DIRECTOR_RULE = "SVC-05"  # only the director sees every hand, the audit and the diagram
 SEAT_RULE = "SVC-05"  # a seat's token acts only for that seat; the director does not play
-ROLE_CACHE_SIZE = 100_000  # (game id, token digest) -> role, per process
 
 # documents the bearer scheme in OpenAPI; the guards below read the header themselves
 _bearer = HTTPBearer(auto_error=False, description="A seat, director or platform token.")
@@ -62,7 +62,7 @@ def platform_only(request: Request) -> None:
 def authenticate(request: Request, game_id: str) -> str:
     """The token's role in this game; an unknown game is a 404 before any 401."""
     store = request.app.state.store
-    roles: dict[tuple[str, str], str] = request.app.state.roles
+    roles: TokenCache = request.app.state.roles
     token = bearer_token(request)
     if token is None:
         store.registry.last_seq(game_id)  # GameNotFound for an unknown game
@@ -76,7 +76,7 @@ def authenticate(request: Request, game_id: str) -> str:
         role = store.registry.role_for(game_id, digest)
         if role is None and could_exist(game_id) and round_director_opens(store, game_id, digest):
             role = "director"  # the round's token directs each of its tables
-        if role is not None:  # a game's credentials never change: remember the role
+        if role is not None:  # until its credentials change (token_cache.CredentialWatch)
             remember(request, game_id, digest, role)
     if role is None:
         store.registry.last_seq(game_id)
@@ -86,10 +86,9 @@ def authenticate(request: Request, game_id: str) -> str:
 
 
 def remember(request: Request, game_id: str, digest: str, role: str) -> None:
-    """Keep a token's role in a game (credentials never change), bounded."""
-    roles: dict[tuple[str, str], str] = request.app.state.roles
-    if len(roles) >= ROLE_CACHE_SIZE:
-        roles.clear()
+    """Keep a token's role in a game until its credentials change (bounded: the
+    :class:`~.token_cache.TokenCache` empties itself when full)."""
+    roles: TokenCache = request.app.state.roles
     roles[(game_id, digest)] = role
 
 

@@ -9,6 +9,7 @@ import secrets
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query, Request
@@ -116,14 +117,51 @@ class TableSetup:
 
 
 def page_links(game_id: str, tokens: dict[str, str]) -> dict[str, str]:
-    """The page of each seat and of the director's desk, its secret after ``#``.
+    """The page of each seat, of the director's desk and of spectators, its secret after
+    ``#``.
 
     A browser never sends the fragment to a server, so a platform may hand these out as
     they are: the page takes the token from it and keeps it for the tab only.
     """
-    pages = {role: f"/table/{game_id}#token={t}" for role, t in tokens.items()}
+    pages = {role: seat_page(game_id, t) for role, t in tokens.items()}
     pages["director"] = f"/desk/{game_id}#token={tokens['director']}"
+    if "spectator" in tokens:
+        pages["spectator"] = spectator_page(game_id, tokens["spectator"])
     return pages
+
+
+def seat_page(game_id: str, token: str) -> str:
+    """A seat's page, its secret after ``#``."""
+    return f"/table/{game_id}#token={token}"
+
+
+def spectator_page(game_id: str, token: str) -> str:
+    """A table's spectator page, its secret after ``#``."""
+    return f"/watch/{game_id}#token={token}"
+
+
+#: how far in the past a start time may be (the clocks of a platform and the service)
+START_SLACK = timedelta(seconds=5)
+
+
+def start_args(start: str | datetime) -> dict[str, Any]:
+    """The store's start gate for a request's ``start`` (now, held, or a start time)."""
+    if start == "now":
+        return {}
+    if start == "held":
+        return {"held": True}
+    assert isinstance(start, datetime)
+    at = start.astimezone(UTC)
+    if at < datetime.now(UTC) - START_SLACK:
+        raise ApiProblem(
+            422,
+            "start_in_the_past",
+            f"The start time {at.isoformat()} has passed: give a time to come, 'held' "
+            "(the director starts it) or 'now'.",
+            kind="setup",
+            rule="SVC-12",
+        )
+    return {"start_at": at}
 
 
 def table_setup(body: CreateGame) -> TableSetup:
@@ -142,7 +180,7 @@ def table_setup(body: CreateGame) -> TableSetup:
     seed = body.seed
     if seed is None and body.hands is None:
         seed = secrets.randbits(62)
-    tokens = {role: new_token() for role in ROLES}
+    tokens = {role: new_token() for role in (*ROLES, "spectator")}
     return TableSetup(
         ruleset=ruleset.name,
         options=options.model_dump(mode="json"),
@@ -153,10 +191,12 @@ def table_setup(body: CreateGame) -> TableSetup:
             "seed": seed,
             "hands": {s.value: list(t) for s, t in body.hands.items()} if body.hands else None,
             "players": {s.value: n for s, n in body.players.items()} if body.players else None,
-            "credentials": {role: token_hash(t) for role, t in tokens.items()},
+            "credentials": {role: token_hash(tokens[role]) for role in ROLES},
             "clock": body.clock,
             "bots": [s.value for s in body.bots] if body.bots else None,
             "pace": body.bot_pace,
+            "spectator": (token_hash(tokens["spectator"]), body.spectator_delay),
+            **start_args(body.start),
         },
     )
 

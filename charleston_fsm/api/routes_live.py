@@ -13,7 +13,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ..store import GameQuarantined
 from ..store.models import MAX_SEQ
-from .auth import seat_of
+from .auth import bearer_token, seat_of, token_hash
 from .deps import BotsDep, Credentials, NotifierDep, StoreDep, authenticate, seat_only
 from .problems import bad_request, status_for
 from .render import event_out
@@ -95,8 +95,9 @@ async def stream(
 ) -> EventSourceResponse:
     role = await run_in_threadpool(authenticate, request, game_id)
     await run_in_threadpool(store.reads.ensure_open, game_id)
-    start = after if after is not None else _resume_from(last_event_id)
+    start = after if after is not None else resume_from(last_event_id)
     sub = notifier.subscribe(game_id)
+    digest = token_hash(bearer_token(request) or "")
 
     async def messages() -> AsyncIterator[ServerSentEvent]:
         last = start
@@ -109,9 +110,16 @@ async def stream(
                 try:
                     stored_events = await run_in_threadpool(store.reads.events, game_id, last)
                 except GameQuarantined as exc:
-                    yield ServerSentEvent(data=json.dumps(_problem(exc)), event=exc.code)
+                    yield ServerSentEvent(data=json.dumps(problem_message(exc)), event=exc.code)
                     return
                 for stored in stored_events:
+                    if (
+                        _replaces(stored, role)
+                        and await run_in_threadpool(store.registry.role_for, game_id, digest)
+                        != role
+                    ):  # a substitute took the seat: this token opens nothing now
+                        yield ServerSentEvent(data=json.dumps(_replaced()), event="invalid_token")
+                        return
                     yield ServerSentEvent(
                         data=json.dumps(event_out(stored, role)),
                         event=stored.type,
@@ -134,7 +142,26 @@ async def stream(
     return EventSourceResponse(messages(), ping=10)
 
 
-def _problem(exc: GameQuarantined) -> dict[str, Any]:
+def _replaces(stored: Any, role: str) -> bool:
+    """Whether the row gave the stream's seat a new token."""
+    return (
+        stored.type == "seat_taken"
+        and stored.seat == role
+        and bool(stored.payload.get("token_replaced"))
+    )
+
+
+def _replaced() -> dict[str, Any]:
+    return {
+        "status": 401,
+        "code": "invalid_token",
+        "kind": "auth",
+        "detail": "A substitute took this seat with a new token: this one opens nothing now.",
+        "rule": "SVC-14",
+    }
+
+
+def problem_message(exc: GameQuarantined) -> dict[str, Any]:
     """The refusal as a stream's last message (headers are long gone by then)."""
     return {
         "status": status_for(exc),
@@ -145,7 +172,7 @@ def _problem(exc: GameQuarantined) -> dict[str, Any]:
     }
 
 
-def _resume_from(last_event_id: str | None) -> int:
+def resume_from(last_event_id: str | None) -> int:
     """The seq in ``Last-Event-ID`` (the ``id`` of a message this stream sent), else 0."""
     if not last_event_id:
         return 0

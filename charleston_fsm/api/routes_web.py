@@ -1,4 +1,5 @@
-"""The web pages: the front door, a seat's table and the director's desk (no API here);
+"""The web pages: the front door, a seat's table, the director's desk, the round's room
+and the spectators' page (no API here);
 and the page a browser gets for a path that names nothing (an API client gets problem
 JSON there, see :mod:`.problems`)."""
 
@@ -35,6 +36,16 @@ def director_desk(game_id: str) -> FileResponse:
 @router.get("/room/{round_id}")
 def round_room(round_id: str) -> FileResponse:
     return _page("room.html")
+
+
+@router.get("/watch/round/{round_id}")
+def round_spectators(round_id: str) -> FileResponse:
+    return _page("watch.html")
+
+
+@router.get("/watch/{game_id}")
+def spectators(game_id: str) -> FileResponse:
+    return _page("watch.html")
 
 
 @router.get("/rounds/new")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
 from ..engine.charts.four_winds import FourWindsOptions
 from ..engine.clock_options import MAX_SECONDS, ClockOptions
@@ -19,6 +19,7 @@ from ..engine.rulesets import Options
 from ..engine.seats import Direction, Seat
 from ..engine.tiles import HAND_SIZE
 from ..engine.view_models import DirectorView, RulesetName, SeatView, StateId
+from ..store.credentials import MAX_DELAY
 
 SeatRole = Literal["east", "south", "west", "north"]
 Role = Literal[SeatRole, "director"]
@@ -126,6 +127,20 @@ class CreateGame(BaseModel):
         "Absent: 3 when people play beside bots (so East may declare a Heavenly Hand and "
         "the vote is seen seat by seat), 0 when bots play every seat.",
     )
+    start: Literal["now", "held"] | AwareDatetime = Field(
+        "now",
+        description="now (default); held: seats see their racks, but no clock runs and no "
+        "command is taken until the director starts the table (start_game); or a start "
+        "time (ISO 8601 with its zone, in the future): the table starts then by itself.",
+    )
+    spectator_delay: int = Field(
+        0,
+        ge=0,
+        le=MAX_DELAY,
+        strict=True,
+        description="Seconds the spectator's link lags behind the table (0: live; at most "
+        "an hour), applied by the service.",
+    )
 
 
 COMMAND_EXAMPLES = {
@@ -176,19 +191,30 @@ class CreatedGame(BaseModel):
     options: Options | FourWindsOptions = Field(
         description="The game's options: the ruleset's, with overrides."
     )
-    tokens: dict[Role, str] = Field(
-        description="One secret per seat (east, south, west, north) and one for the director. "
-        "Shown once; the service keeps only their SHA-256."
+    tokens: dict[Role | Literal["spectator"], str] = Field(
+        description="One secret per seat (east, south, west, north), one for the director "
+        "and one for the table's spectator link. Shown once; the service keeps only their "
+        "SHA-256."
     )
     links: dict[
         Literal[
-            "self", "commands", "events", "stream", "east", "south", "west", "north", "director"
+            "self",
+            "commands",
+            "events",
+            "stream",
+            "east",
+            "south",
+            "west",
+            "north",
+            "director",
+            "spectator",
         ],
         str,
     ] = Field(
-        description="API paths (self, commands, events, stream) and one page per seat and "
-        "for the director's desk, each with its secret after # (e.g. "
-        "/table/ID#token=…): hand them out as they are."
+        description="API paths (self, commands, events, stream) and one page per seat, "
+        "for the director's desk and for spectators (/watch/ID: read-only, behind the "
+        "link's delay), each with its secret after # (e.g. /table/ID#token=…): hand them "
+        "out as they are."
     )
 
 

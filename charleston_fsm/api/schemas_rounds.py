@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
 
 from ..engine.seats import Seat
 from ..engine.view_models import RulesetName, StateId
+from ..store.credentials import MAX_DELAY
 from .schemas import CreatedGame, CreateGame, Name
 
 
@@ -41,6 +42,20 @@ class CreateRound(BaseModel):
     count: StrictInt | None = Field(
         None, ge=1, description="How many tables `table` makes (an integer, not text)."
     )
+    start: Literal["now", "held"] | AwareDatetime = Field(
+        "now",
+        description="When every table starts: now (default); held (the round's director "
+        "starts them, all in one instant: POST /v1/rounds/{id}/start); or a start time "
+        "(ISO 8601 with its zone): each table starts at that very instant, once. A table's "
+        "own `start` is refused in a round.",
+    )
+    spectator_delay: int = Field(
+        0,
+        ge=0,
+        le=MAX_DELAY,
+        strict=True,
+        description="Seconds the round's spectator link lags behind its tables (0: live).",
+    )
 
 
 #: a command body is an engine command without ``seat``: documented by examples
@@ -63,9 +78,14 @@ class CreatedRound(BaseModel):
         "never as a seat; each table's own director token opens that table. Shown once."
     )
     tables: list[CreatedTable]
-    links: dict[Literal["self", "room"], str] = Field(
-        description="The round's API path, and its room page with the round token after # "
-        "(/room/ID#token=…): every table live, for the round's director."
+    spectator_token: str = Field(
+        description="The round's spectator link's secret: it lists the round's tables and "
+        "shows each as a spectator sees it (never a tile). Shown once."
+    )
+    links: dict[Literal["self", "room", "spectator"], str] = Field(
+        description="The round's API path, its room page with the round token after # "
+        "(/room/ID#token=…): every table live, for the round's director; and its "
+        "spectator page (/watch/round/ID#token=…)."
     )
 
 
@@ -99,8 +119,14 @@ class RoundTableState(BaseModel):
     )
     clock: dict[str, Any] | None = Field(
         None,
-        description="The clock at a glance: paused (bool) and deadlines (seat: due_at); "
-        "null when the game has no clock.",
+        description="The clock at a glance: paused and held (bools), start_at and "
+        "started_at (the start gate), bots (seats the bot plays) and deadlines (seat: "
+        "due_at); null when the game has no clock, bots or gate.",
+    )
+    calls: dict[Seat, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Open calls to the director by seat: at (when) and reason (the "
+        "caller's, for the director only).",
     )
 
 
@@ -110,6 +136,9 @@ class RoundCounts(BaseModel):
     active: int
     late_seats: int
     quarantined: int
+    held: int = Field(0, description="Tables not started yet.")
+    paused: int = Field(0, description="Tables whose clock is paused.")
+    calls: int = Field(0, description="Open calls to the director.")
 
 
 class RoundView(BaseModel):
@@ -121,3 +150,29 @@ class RoundView(BaseModel):
     settings: dict[str, Any] = Field(description="What the round was created with.")
     counts: RoundCounts
     tables: list[RoundTableState] = Field(description="Table 1 first.")
+
+
+class RoundActBody(BaseModel):
+    """A round's act: only its command id (or send ``Idempotency-Key``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    command_id: str | None = Field(None, description="Makes a retry safe.")
+
+
+class TableActOutcome(BaseModel):
+    table: int
+    game_id: str
+    done: bool = Field(description="Whether this table took the act (now or by an earlier try).")
+    duplicate: bool = Field(description="True when an earlier try with this id did it.")
+    last_seq: int | None
+    code: str | None = Field(description="Why not, when not done (a refusal's code).")
+    detail: str | None
+
+
+class RoundActResult(BaseModel):
+    round_id: str
+    act: Literal["start", "pause", "resume"]
+    at: str = Field(description="The act's moment: every started table's clock counts from it.")
+    done: int = Field(description="How many tables took the act.")
+    tables: list[TableActOutcome] = Field(description="Table 1 first.")
+    command_id: str

@@ -34,11 +34,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..rulebook import enforces
-from . import errors
+from . import errors, seating, time_control
 from .bots import Bot
 from .clock_options import ClockKind, ClockOptions
+from .clock_views import director_clock, seat_clock
 from .commands import COMMAND_MODELS, Command
 from .events import Event
+from .moments import iso, parse_time
 from .seats import SEATS, Seat
 from .table import Table
 from .views import seat_view
@@ -50,8 +52,12 @@ __all__ = [
     "ClockOptions",
     "advance",
     "auto_player",
+    "director_clock",
     "due_firing",
+    "iso",
+    "parse_time",
     "refusal",
+    "seat_clock",
 ]
 
 BOT = "bot"
@@ -172,7 +178,10 @@ def advance(
     options = doc.get("options") or {}
     bots = set(doc.get("bots") or ())
     where = scope(table)
+    # a deadline armed while paused, or held, counts from then: the resume (the start)
+    # moves it by the time stopped, as every other deadline
     start = parse_time(doc["paused_at"]) if doc.get("paused_at") else now
+    start = time_control.held_since(doc) or start
     deadlines: dict[str, Any] = {}
     for seat in SEATS:
         is_bot = seat.value in bots
@@ -222,7 +231,10 @@ def _after_placing(
 
 
 def next_due(doc: Mapping[str, Any] | None) -> datetime | None:
-    """The earliest deadline the worker must fire (``None`` when paused or none)."""
+    """The earliest deadline the worker must fire (``None`` when paused or none); a held
+    game's start time (``None``: the director starts it)."""
+    if time_control.is_held(doc):
+        return time_control.start_time(doc)
     if not doc or doc.get("paused_at"):
         return None
     dues = [parse_time(d["due_at"]) for d in doc["deadlines"].values() if not d.get("flagged")]
@@ -231,7 +243,7 @@ def next_due(doc: Mapping[str, Any] | None) -> datetime | None:
 
 def due_seat(doc: Mapping[str, Any], now: datetime) -> tuple[Seat, dict[str, Any]] | None:
     """The seat whose deadline passed first, with its deadline."""
-    if doc.get("paused_at"):
+    if doc.get("paused_at") or time_control.is_held(doc):
         return None
     due = [
         (d["due_at"], s, d)
@@ -263,8 +275,11 @@ class ClockFiring:
 
     @property
     def command_id(self) -> str:
-        """One id per deadline, the same in every process: a second firing is a duplicate."""
-        return f"clock:{self.seat.value}:{self.deadline['armed_seq']}"
+        """One id per deadline, the same in every process: a second firing is a duplicate
+        (a flagged deadline the director extended fires again under ``.<n>``)."""
+        rearmed = self.deadline.get("rearmed")
+        suffix = f".{rearmed}" if rearmed else ""
+        return f"clock:{self.seat.value}:{self.deadline['armed_seq']}{suffix}"
 
     @property
     def facts(self) -> dict[str, Any]:
@@ -300,6 +315,7 @@ class ClockFiring:
             and not current.get("flagged")
             and current["armed_seq"] == self.deadline["armed_seq"]
             and current["key"] == self.deadline["key"]
+            and current.get("rearmed") == self.deadline.get("rearmed")
             and parse_time(current["due_at"]) <= max(now, self.now)
         )
 
@@ -373,8 +389,12 @@ def _acted(doc: Mapping[str, Any] | None, table: Table, seat: Seat | None) -> An
 
 @enforces("SVC-10")
 def refusal(doc: Mapping[str, Any] | None, table: Table, command: Command) -> None:
-    """Refuse a seat's late command for the very decision the clock made in its name
-    (the same kind, in the same step); anything else the seat may do, it does."""
+    """Refuse a command the game's document refuses now: any while the table is held
+    (``time_control``), a seat's own while the bot plays it (``seating``), and a seat's
+    late command for the very decision the clock made in its name (the same kind, in the
+    same step); anything else the seat may do, it does."""
+    time_control.refuse_held(doc)
+    seating.refuse_bot(doc, command.seat)
     acted = _acted(doc, table, command.seat)
     if acted is None or kind_of(table, command) != acted["kind"]:
         return
@@ -390,6 +410,8 @@ def withheld(doc: Mapping[str, Any] | None, table: Table, seat: Seat) -> frozens
 
     A view leaves them out of ``allowed_commands``, which stays exact under clocks.
     """
+    if time_control.is_held(doc) or seat.value in seating.bot_seats(doc):
+        return frozenset(COMMAND_MODELS)
     acted = _acted(doc, table, seat)
     if acted is None:
         return frozenset()
@@ -422,49 +444,3 @@ def done_text(command: Command) -> str:
     if name == "declare_ready":
         return "declared Ready"
     return name.replace("_", " ")
-
-
-_NO_DEADLINE = {"kind": None, "seconds": None, "due_at": None, "flagged": False}
-
-
-def seat_clock(doc: Mapping[str, Any] | None, seat: Seat) -> dict[str, Any] | None:
-    """The seat's own deadline (no other seat's), or ``None`` when clocks are off."""
-    if not doc:
-        return None
-    deadline = doc["deadlines"].get(seat.value)
-    return {
-        **(_shown(deadline) if deadline else _NO_DEADLINE),
-        "paused": bool(doc.get("paused_at")),
-        "late": seat.value in doc.get("late", ()),
-    }
-
-
-def director_clock(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if not doc:
-        return None
-    return {
-        "paused": bool(doc.get("paused_at")),
-        "options": doc.get("options"),
-        "bots": doc.get("bots") or [],
-        "pace": doc.get("pace") or 0.0,
-        "deadlines": {s: _shown(d) for s, d in doc["deadlines"].items()},
-        "late": list(doc.get("late", ())),
-    }
-
-
-def _shown(deadline: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "kind": deadline["kind"],
-        "seconds": deadline["seconds"],
-        "due_at": deadline["due_at"],
-        "flagged": bool(deadline.get("flagged")),
-    }
-
-
-def iso(moment: datetime) -> str:
-    """A UTC moment as the clock document writes it (``…Z``, microseconds)."""
-    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from .seats import Seat
 from .tiles import HAND_SIZE
@@ -213,10 +213,103 @@ class RecordRuling(BaseModel):
     seat: Seat | None = None
 
 
-DirectorAnnotation = Annotated[PauseClock | ResumeClock | RecordRuling, Field(discriminator="type")]
+MAX_EXTENSION = 3600  # seconds one extension adds at most
+MAX_REASON = 200  # characters of an extension's or a call's reason
+MAX_LABEL = 64  # characters of the name a director gives whoever sits a seat
+
+#: a short reason or name the store keeps (no NUL, as a ruling's text)
+Reason = Annotated[RecordedText, Field(min_length=1, max_length=MAX_REASON)]
+Label = Annotated[RecordedText, Field(min_length=1, max_length=MAX_LABEL)]
+
+
+class StartGame(BaseModel):
+    """The director opens a held table's start gate: its clock runs from now."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["start_game"] = "start_game"
+
+
+class ExtendTime(BaseModel):
+    """The director adds seconds to a seat's current deadline (no seat: every awaited
+    seat's of the table)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["extend_time"] = "extend_time"
+    seconds: Annotated[int, Field(ge=1, le=MAX_EXTENSION, strict=True)]
+    seat: Seat | None = None
+    reason: Reason | None = None
+
+
+class HandToBot(BaseModel):
+    """The director hands a seat to the service's bot (durable: the clock plays it)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["hand_to_bot"] = "hand_to_bot"
+    seat: Seat
+
+
+class HandBack(BaseModel):
+    """The director hands a bot's seat back to a person (``label``: who, if named)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["hand_back"] = "hand_back"
+    seat: Seat
+    label: Label | None = None
+
+
+class AnswerCall(BaseModel):
+    """The director answers a seat's call: a ruling (``kind`` and ``text``) or cleared."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["answer_call"] = "answer_call"
+    seat: Seat
+    answer: Literal["ruling", "cleared"]
+    kind: Literal["note", "warning", "penalty", "void"] | None = None
+    text: Annotated[RecordedText, Field(min_length=1, max_length=MAX_RULING_TEXT)] | None = None
+
+    @model_validator(mode="after")
+    def _ruling_has_words(self) -> AnswerCall:
+        if self.answer == "ruling" and (self.kind is None or self.text is None):
+            raise ValueError("a ruling answer needs its kind and text")
+        if self.answer == "cleared" and self.kind is not None:
+            raise ValueError("a cleared answer has no ruling kind")
+        return self
+
+
+class CallDirector(BaseModel):
+    """A seat calls the director, with a reason only the director reads."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["call_director"] = "call_director"
+    seat: Seat
+    reason: Reason | None = None
+
+
+DirectorAnnotation = Annotated[
+    PauseClock
+    | ResumeClock
+    | RecordRuling
+    | StartGame
+    | ExtendTime
+    | HandToBot
+    | HandBack
+    | AnswerCall,
+    Field(discriminator="type"),
+]
 DIRECTOR_ANNOTATION_ADAPTER: TypeAdapter[DirectorAnnotation] = TypeAdapter(DirectorAnnotation)
 #: Director commands that annotate the chain instead of going through the chart.
-ANNOTATION_COMMANDS = frozenset({"pause_clock", "resume_clock", "record_ruling"})
+ANNOTATION_COMMANDS = frozenset(
+    {
+        "pause_clock",
+        "resume_clock",
+        "record_ruling",
+        "start_game",
+        "extend_time",
+        "hand_to_bot",
+        "hand_back",
+        "answer_call",
+    }
+)
 
 #: Commands that no seat gives: the platform or the director does.
 DIRECTOR_COMMANDS = frozenset({"close_ding_dong", "judge_declaration", *ANNOTATION_COMMANDS})

@@ -286,3 +286,48 @@ class ClockActed(NotAllowedNow):
 class ClockNotRunning(NotAllowedNow):
     code = "clock_not_running"
     rule = "SVC-11"
+
+
+# --- a round run as a round (issue 26) --------------------------------------------------
+class TableNotStarted(NotAllowedNow):
+    """The table was created held: nothing is taken until its director starts it."""
+
+    code = "table_not_started"
+    rule = "SVC-12"
+
+
+class AlreadyStarted(NotAllowedNow):
+    code = "already_started"
+    rule = "SVC-12"
+
+
+class NothingToExtend(NotAllowedNow):
+    code = "nothing_to_extend"
+    rule = "SVC-13"
+
+
+class SeatPlayedByBot(NotAllowedNow):
+    """A seat the director handed to the service's bot gives no command of its own."""
+
+    code = "seat_played_by_bot"
+    rule = "SVC-14"
+
+
+class SeatNotWithBot(NotAllowedNow):
+    code = "seat_not_with_bot"
+    rule = "SVC-14"
+
+
+class SeatAlreadyWithBot(NotAllowedNow):
+    code = "seat_already_with_bot"
+    rule = "SVC-14"
+
+
+class AlreadyCalled(NotAllowedNow):
+    code = "director_already_called"
+    rule = "SVC-15"
+
+
+class NoOpenCall(NotAllowedNow):
+    code = "no_open_call"
+    rule = "SVC-15"

@@ -17,11 +17,27 @@ DERIVED_TYPES = frozenset(
     {"tiles_transferred", "pass_resolved", "courtesy_agreed", "state_changed", "charleston_ended"}
 )
 
-#: Rows a clock or a director adds to the chain: they move no tile and the chart never
-#: sees them (``Table.fold`` skips them); see ``charleston_fsm.engine.clocks``.
+#: Rows a clock, a director or a seat's call adds to the chain: they move no tile and the
+#: chart never sees them (``Table.fold`` skips them); see ``charleston_fsm.engine.clocks``
+#: and ``charleston_fsm.engine.annotations``.
 ANNOTATION_TYPES = frozenset(
-    {"clock_expired", "seat_late", "clock_paused", "clock_resumed", "ruling_recorded"}
+    {
+        "clock_expired",
+        "seat_late",
+        "clock_paused",
+        "clock_resumed",
+        "ruling_recorded",
+        "game_started",
+        "time_extended",
+        "seat_taken",
+        "director_called",
+        "call_answered",
+        "spectator_link",
+    }
 )
+#: Annotation payload fields no seat nor spectator reads: a caller's reason is the
+#: director's alone (``views.redact`` and ``spectators.redact`` leave them out)
+DIRECTOR_ONLY_FIELDS = {"director_called": frozenset({"reason"})}
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,30 @@ def _annotation(e: Event, who: str) -> str | None:
     if e.type == "ruling_recorded":
         about = f" about {who}" if who else ""
         return f"  [director] {p['kind']}{about}: {p['text']}"
+    return _round_note(e, who)
+
+
+def _round_note(e: Event, who: str) -> str | None:
+    """The rows of a round run as a round: the start, time added, seats, calls, links."""
+    p = e.payload
+    if e.type == "game_started":
+        how = "at its start time" if p["scheduled"] else "by the director"
+        return f"  [director] the table starts {how} (held {p['held_seconds']:.1f} s)"
+    if e.type == "time_extended":
+        why = f": {p['reason']}" if p["reason"] else ""
+        return f"  [director] adds {p['seconds']} s for {who or 'every awaited seat'}{why}"
+    if e.type == "seat_taken":
+        by = "the service's bot" if p["by"] == "bot" else (p["label"] or "a person")
+        token = " with a new token" if p["token_replaced"] else ""
+        return f"  [director] {who} is played by {by}{token}"
+    if e.type == "director_called":
+        why = f": {p['reason']}" if p.get("reason") else ""
+        return f"  [{who}] calls the director{why}"
+    if e.type == "call_answered":
+        return f"  [director] answers {who}'s call: {p['answer']}"
+    if e.type == "spectator_link":
+        what = "revoked" if p["action"] == "revoked" else f"issued ({p['delay']} s behind)"
+        return f"  [director] the spectator link is {what}"
     return None
 
 

@@ -231,15 +231,47 @@ class SeatCourtesy(_View):
 ClockKindName = Literal["confirm_pass", "vote", "courtesy", "place_tiles", "bot"]
 
 
-class SeatClock(_View):
+class Extension(_View):
+    """Time the director added to a deadline, and why."""
+
+    seconds: float = Field(description="Seconds added to this deadline so far.")
+    reason: str | None = Field(description="The director's reason, if given.")
+
+
+class Gate(_View):
+    """The start gate: a table created held waits for its director (or its start time)."""
+
+    held: bool = Field(False, description="True until the table starts: nothing is taken.")
+    start_at: str | None = Field(
+        None,
+        description="When a held table starts by itself (ISO 8601, UTC); null: when "
+        "the director starts it.",
+    )
+    started_at: str | None = Field(
+        None, description="When a table created held was started; null otherwise."
+    )
+
+
+class SeatClock(Gate):
     """The seat's own deadline (never another seat's); kind and times null when none."""
 
     kind: ClockKindName | None = Field(description="What the seat is timed for, if anything.")
     seconds: float | None = Field(description="The time it was given for it.")
     due_at: str | None = Field(description="When its time runs out (ISO 8601, UTC).")
     flagged: bool = Field(False, description="Its time ran out and it was flagged late.")
+    extended: Extension | None = Field(
+        None, description="Time the director added to this deadline, and why."
+    )
     paused: bool = Field(description="True while the director has paused the clock.")
     late: bool = Field(description="True once this seat's time ran out in this game.")
+    bot: bool = Field(
+        False,
+        description="True while the service's bot plays this seat (the director "
+        "handed it over): the seat gives no command of its own.",
+    )
+    called_at: str | None = Field(
+        None, description="When this seat called the director, while the call is open."
+    )
 
 
 class Deadline(_View):
@@ -249,9 +281,19 @@ class Deadline(_View):
     seconds: float = Field(description="The time it was given for it.")
     due_at: str = Field(description="ISO 8601, UTC; moved by the paused time on resume.")
     flagged: bool = Field(description="Its time ran out and the seat was only flagged late.")
+    extended: Extension | None = Field(
+        None, description="Time the director added to this deadline, and why."
+    )
 
 
-class DirectorClock(_View):
+class Call(_View):
+    """A seat's open call to the director."""
+
+    at: str = Field(description="When the seat called (ISO 8601, UTC).")
+    reason: str | None = Field(description="The caller's reason: for the director only.")
+
+
+class DirectorClock(Gate):
     """The game's clock: options, bot seats, every deadline, and the seats that ran late."""
 
     paused: bool = Field(description="True while the director has paused the clock.")
@@ -264,6 +306,13 @@ class DirectorClock(_View):
     )
     deadlines: dict[Seat, Deadline] = Field(description="Every awaited seat's deadline.")
     late: list[Seat] = Field(description="Seats whose time ran out (flagged or auto-played).")
+    calls: dict[Seat, Call] = Field(
+        default_factory=dict, description="Open calls to the director, by seat."
+    )
+    seated: dict[Seat, str] = Field(
+        default_factory=dict,
+        description="The name the director gave whoever sits a seat now (a substitute).",
+    )
 
 
 class SeatView(_View):
@@ -332,3 +381,45 @@ class DirectorView(_View):
     clock: DirectorClock | None = Field(
         None, description="The game's clock; null when the game has no clock or bots."
     )
+
+
+class SpectatorDeadline(_View):
+    """An awaited seat's deadline, as a spectator sees the table's clock."""
+
+    kind: ClockKindName = Field(description="What the seat is timed for (bot: a bot seat).")
+    seconds: float = Field(description="The time it was given for it.")
+    due_at: str = Field(description="ISO 8601, UTC.")
+    flagged: bool = Field(description="Its time ran out and the seat was only flagged late.")
+    extended: Extension | None = Field(None, description="Time the director added, and why.")
+
+
+class SpectatorClock(Gate):
+    """The table's clock as the room sees it: no options, no caller's reasons."""
+
+    paused: bool = Field(description="True while the director has paused the clock.")
+    deadlines: dict[Seat, SpectatorDeadline] | None = Field(
+        description="Every awaited seat's deadline; null behind a delay (a deadline would "
+        "tell what happened since)."
+    )
+    late: list[Seat] = Field(description="Seats whose time ran out.")
+    called: list[Seat] = Field(description="Seats with an open call to the director.")
+
+
+class AsOf(_View):
+    """Which moment of the table a spectator's view shows."""
+
+    seq: int = Field(ge=1, description="The last row of the game shown.")
+    at: str = Field(description="When that row was written (ISO 8601, UTC).")
+    delay: int = Field(ge=0, description="The link's delay in seconds (0: live).")
+
+
+class SpectatorView(_View):
+    """A table as a spectator at a real table sees it: seats, tile counts, confirmations,
+    votes, the clock, the end; never a tile."""
+
+    game: GameFacts = Field(description="The table's public facts (no tile is among them).")
+    bots: list[Seat] = Field(description="Seats the service's bot plays.")
+    clock: SpectatorClock | None = Field(
+        None, description="The clock; null when the game has no clock, bots or start gate."
+    )
+    as_of: AsOf = Field(description="The moment shown (behind the link's delay).")

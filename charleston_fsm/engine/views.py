@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .events import ANNOTATION_TYPES, Event
+from .events import ANNOTATION_TYPES, DIRECTOR_ONLY_FIELDS, Event
 from .progress import progress
 from .seats import SEATS, Direction, Seat, seat_name
 from .table import Table
@@ -45,7 +45,8 @@ PUBLIC_EVENTS = frozenset(
         "ding_dong_requested",
         "ready_declared",
         "ding_dong_closed",
-        *ANNOTATION_TYPES,  # they name seats, kinds and times, never a tile
+        # they name seats, kinds and times, never a tile; a call's reason is left out
+        *(ANNOTATION_TYPES - DIRECTOR_ONLY_FIELDS.keys()),
     }
 )
 
@@ -56,7 +57,8 @@ def _tiles(tiles: Iterable[int]) -> list[Tile]:
     return [{"id": t, "face": face(t)} for t in tiles]  # type: ignore[misc]
 
 
-def _game(table: Table, players: Mapping[str, str] | None) -> GameFacts:
+def game_facts(table: Table, players: Mapping[str, str] | None = None) -> GameFacts:
+    """The table's public facts: the same for every seat, the director and a spectator."""
     leaves = [s for s in table.active_states if not s.states]
     where = progress(table)
     return GameFacts(
@@ -121,7 +123,7 @@ def seat_view_model(
         )
     return SeatView(
         seat=seat,
-        game=_game(table, players),
+        game=game_facts(table, players),
         rack=_tiles(table.racks[seat]),
         received=_tiles(table.received[seat]),
         must_place_first=bool(table.received[seat]) and table.options.require_placing,
@@ -172,7 +174,7 @@ def director_view_model(
 ) -> DirectorView:
     """Everything at the table, for a tournament director."""
     return DirectorView(
-        game=_game(table, players),
+        game=game_facts(table, players),
         seats={
             s: DirectorSeat(
                 rack=_tiles(table.racks[s]),
@@ -236,6 +238,9 @@ def redact(event: Event, seat: Seat | None) -> dict[str, Any]:
         data["payload"] = shown
     elif event.type == "pass_resolved":
         data["payload"] = {k: v for k, v in p.items() if k != "routes"}
+    elif event.type in DIRECTOR_ONLY_FIELDS:
+        hidden = DIRECTOR_ONLY_FIELDS[event.type]
+        data["payload"] = {k: v for k, v in p.items() if k not in hidden}
     else:  # an event type this module does not know: show nothing but its name
         data["payload"] = {}
     return data

@@ -92,11 +92,55 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "SVC-11",
-        "A director may pause and resume a game's clock (resuming moves every deadline by "
-        "the paused time) and record rulings; each is a row of the game's hash chain and "
-        "changes no tile.",
+        "A director may pause and resume a game's clock, or every table's of a round in one "
+        "act (resuming moves every deadline by the paused time), and record rulings; each "
+        "is a row of the game's hash chain and changes no tile.",
         EVERY,
         decision=DECIDED,
         fact="charleston_fsm.engine.annotations and the annotation writer (Writes.annotate)",
+    ),
+    Rule(
+        "SVC-12",
+        "A game or round created held waits for its director: seats see their racks, but "
+        "no clock runs and no command is taken until the director starts it, or its start "
+        "time comes; a round's tables start in the same instant, each exactly once.",
+        EVERY,
+        decision=DECIDED + " Games start at creation unless created held.",
+        fact="charleston_fsm.engine.time_control, the clock worker's start (store/clock_worker.py)",
+    ),
+    Rule(
+        "SVC-13",
+        "A director may add time to a seat's current deadline, or to every awaited seat's "
+        "of a table; the seat sees its new deadline and why.",
+        EVERY,
+        decision=DECIDED,
+        fact="charleston_fsm.engine.time_control (extended)",
+    ),
+    Rule(
+        "SVC-14",
+        "A director hands a seat to the service's bot and back, or to a substitute with a "
+        "new token (the old one then opens nothing); a seat the bot plays gives no command "
+        "of its own; who sat each seat when is recorded.",
+        EVERY,
+        decision=DECIDED,
+        fact="charleston_fsm.engine.seating, the credentials (store/credentials.py)",
+    ),
+    Rule(
+        "SVC-15",
+        "A seat may call the director, with a reason only the director reads; the director "
+        "answers each call once, with a ruling or cleared.",
+        EVERY,
+        decision=DECIDED,
+        fact="charleston_fsm.engine.calls",
+    ),
+    Rule(
+        "SVC-16",
+        "A spectator sees a table as a spectator at a real table would (seats, tile counts, "
+        "confirmations, votes, passes as counts and directions, the clock, rulings, the end) "
+        "and never a concealed tile; a delay is applied by the service; a revoked link "
+        "opens nothing.",
+        EVERY,
+        decision=DECIDED,
+        fact="charleston_fsm.engine.spectators (the spectator's secrecy boundary)",
     ),
 )

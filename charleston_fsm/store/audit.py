@@ -79,8 +79,14 @@ class AuditReport:
     placements: list[dict[str, Any]] = field(default_factory=list)
     declarations: list[dict[str, Any]] = field(default_factory=list)
     ding_dong: list[dict[str, Any]] = field(default_factory=list)  # requests, Ready, closing
-    clock: list[dict[str, Any]] = field(default_factory=list)  # expiries, late flags, pauses
+    # the start, expiries, late flags, pauses, extensions
+    clock: list[dict[str, Any]] = field(default_factory=list)
     rulings: list[dict[str, Any]] = field(default_factory=list)
+    #: who sat each seat when: from the deal (a player's name or the bot), then each
+    #: ``seat_taken`` row (the bot, a person and the director's label, a new token)
+    seating: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    calls: list[dict[str, Any]] = field(default_factory=list)  # calls and their answers
+    spectators: list[dict[str, Any]] = field(default_factory=list)  # links issued, revoked
     ended: dict[str, Any] | None = None
     verification: dict[str, Any] = field(default_factory=dict)
     #: the round the game is a table of (id, name, table number, label); None if none
@@ -88,6 +94,11 @@ class AuditReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def _taken(self) -> list[dict[str, Any]]:
+        """The seat changes after the deal, in the order they happened."""
+        rows = [e for entries in self.seating.values() for e in entries if e["seq"] > 1]
+        return sorted(rows, key=lambda e: e["seq"])
 
     def to_text(self) -> str:
         title = get_ruleset(self.ruleset).title
@@ -159,6 +170,9 @@ class AuditReport:
             ),
             ("Ding Dong", self.ding_dong, _ding_dong_line),
             ("Clock", self.clock, _clock_line),
+            ("Seats taken", self._taken(), _seat_line),
+            ("Calls to the director", self.calls, _call_line),
+            ("Spectator link", self.spectators, _spectator_line),
             (
                 "Rulings",
                 self.rulings,
@@ -209,6 +223,7 @@ def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> Audi
         deal=setup["deal"],
         last_seq=rows[-1].seq,
         verification=verification.to_dict(),
+        seating=_first_seating(rows[0]),
     )
     passes: list[PassAudit] = []
     open_passes: dict[str, PassAudit] = {}  # a step can be played again (a Ding Dong)
@@ -289,6 +304,13 @@ def build_audit(rows: Sequence[StoredEvent], verification: Verification) -> Audi
             report.ended = {"seq": row.seq, "at": at, "reason": p["reason"]}
         elif row.type in _CLOCK_ROWS:
             report.clock.append({"seq": row.seq, "at": at, "seat": seat, "type": row.type, **p})
+        elif row.type == "seat_taken" and seat:
+            entry = {"seq": row.seq, "at": at, "seat": seat, **p}
+            report.seating.setdefault(seat, []).append(entry)
+        elif row.type in ("director_called", "call_answered"):
+            report.calls.append({"seq": row.seq, "at": at, "seat": seat, "type": row.type, **p})
+        elif row.type == "spectator_link":
+            report.spectators.append({"seq": row.seq, "at": at, **p})
         elif row.type == "ruling_recorded":
             report.rulings.append({"seq": row.seq, "at": at, "seat": seat, **p})
     report.passes = passes
@@ -309,20 +331,91 @@ def _vote_line(vote: dict[str, Any]) -> str:
     return line
 
 
-_CLOCK_ROWS = frozenset({"clock_expired", "seat_late", "clock_paused", "clock_resumed"})
+_CLOCK_ROWS = frozenset(
+    {
+        "clock_expired",
+        "seat_late",
+        "clock_paused",
+        "clock_resumed",
+        "game_started",
+        "time_extended",
+    }
+)
+
+
+def _first_seating(created: StoredEvent) -> dict[str, list[dict[str, Any]]]:
+    """Who sat each seat at the deal: the service's bot, or a person (the player's name)."""
+    setup = created.payload
+    bots = set(setup.get("bots") or ())
+    players = setup.get("players") or {}
+    at = canonical_time(created.created_at)
+    return {
+        seat: [
+            {
+                "seq": 1,
+                "at": at,
+                "seat": seat,
+                "by": "bot" if seat in bots else "human",
+                "label": None if seat in bots else players.get(seat),
+                "token_replaced": False,
+            }
+        ]
+        for seat in ("east", "south", "west", "north")
+    }
+
+
+def _round(entry: dict[str, Any]) -> str:
+    return " (the whole round)" if entry.get("round") else ""
 
 
 def _clock_line(entry: dict[str, Any]) -> str:
-    """Which seat ran out of time and what was done in its name; pauses and resumes."""
+    """Which seat ran out of time and what was done in its name; pauses and resumes,
+    the start and the time added."""
     if entry["type"] == "clock_paused":
-        return "The director pauses the clock"
+        return "The director pauses the clock" + _round(entry)
     if entry["type"] == "clock_resumed":
-        return f"The director resumes the clock (paused {entry['paused_seconds']:.1f} s)"
+        return f"The director resumes the clock (paused {entry['paused_seconds']:.1f} s)" + _round(
+            entry
+        )
+    if entry["type"] == "game_started":
+        how = "at its start time" if entry["scheduled"] else "by the director"
+        return (
+            f"The table starts {how}{_round(entry)}, at {_clock(entry['at'])} "
+            f"(held {entry['held_seconds']:.1f} s)"
+        )
+    if entry["type"] == "time_extended":
+        who = entry["seat"].capitalize() if entry["seat"] else "every awaited seat"
+        why = f": {entry['reason']}" if entry["reason"] else ""
+        return f"The director adds {entry['seconds']} s for {who}{why}"
     who = entry["seat"].capitalize()
     limit = f"{entry['kind']}, {entry['seconds']:g} s, due {_clock(entry['due_at'])}"
     if entry["type"] == "seat_late":
         return f"{who} ran out of time ({limit}): flagged late"
     return f"{who} ran out of time ({limit}): the clock {entry['done']} in its name"
+
+
+def _seat_line(entry: dict[str, Any]) -> str:
+    """A seat taken by the bot, or by a person (with a new token, if it was replaced)."""
+    seat = entry["seat"]
+    who = "the service's bot" if entry["by"] == "bot" else (entry["label"] or "a person")
+    token = " with a new token" if entry["token_replaced"] else ""
+    return f"{seat.capitalize()} is played by {who}{token}"
+
+
+def _call_line(entry: dict[str, Any]) -> str:
+    who = entry["seat"].capitalize()
+    if entry["type"] == "director_called":
+        return f"{who} calls the director" + (f": {entry['reason']}" if entry["reason"] else "")
+    return (
+        f"The director answers {who}'s call: {entry['answer']} "
+        f"(waited {entry['waited_seconds']:.0f} s)"
+    )
+
+
+def _spectator_line(entry: dict[str, Any]) -> str:
+    if entry["action"] == "revoked":
+        return "The spectator link is revoked"
+    return f"A spectator link is issued (delay {entry['delay']} s)"
 
 
 def _declaration_line(entry: dict[str, Any]) -> str:

@@ -7,7 +7,10 @@ has one writer anyway), finds under that lock the deadline that passed first
 (:func:`~charleston_fsm.engine.clocks.due_firing`) and hands it to the write path's
 clock writer (``Writes.act_for_seat``) in the same transaction, under the command id
 ``clock:{seat}:{armed seq}``: two processes never act twice, a restart loses nothing,
-and a seat that acted meanwhile keeps its move. A part of the store (:mod:`.core`) over
+and a seat that acted meanwhile keeps its move. A held table whose start time came is
+started the same way (``time_control.StartDue``, command id ``start:<start time>``), at
+that very time: every table of a round scheduled together starts in the same instant,
+once, whichever process picks it. A part of the store (:mod:`.core`) over
 the write path.
 """
 
@@ -18,7 +21,8 @@ from typing import Any
 
 from sqlalchemy import bindparam, select, update
 
-from ..engine import clocks, errors
+from ..engine import clocks, errors, time_control
+from ..engine.annotations import scheduled_start
 from ..engine.seats import Seat
 from .core import Part, StoreCore
 from .hashing import utc
@@ -68,11 +72,18 @@ class ClockWorker(Part):
                         break
                     game_id = picked.id
                     firing = clocks.due_firing(picked.clock, moment)
-                    if firing is None:  # moved or paused meanwhile: only the index is stale
+                    start = time_control.due_start(picked.clock, moment)
+                    if firing is not None:
+                        done = self.writes.act_for_seat(conn, game_id, firing)
+                    elif start is not None:  # a held table's start time came: start it then
+                        plan = self.writes.annotation_plan(
+                            game_id, scheduled_start(start), start.command_id, cached=False
+                        )
+                        done = self.writes.drive_on(conn, plan)
+                    else:  # moved or paused meanwhile: only the index is stale
                         due = clocks.next_due(picked.clock)
                         conn.execute(_POSTPONE, {"b_game": game_id, "b_due": due})
                         continue
-                    done = self.writes.act_for_seat(conn, game_id, firing)
             except errors.CharlestonError:
                 if game_id is None:
                     raise

@@ -15,7 +15,12 @@ of its module, where callers reach it:
   lift_quarantine, anchors, restore_anchors, rebuild_projection;
 - ``auditor``, :class:`~.auditor.Auditor`: audit, audit_all, check_projections;
 - ``rounds``, :class:`~.rounds.Rounds`: create_round, round_opens, round_listing;
-- ``clock_worker``, :class:`~.clock_worker.ClockWorker`: fire_due_clocks, clock_view.
+- ``clock_worker``, :class:`~.clock_worker.ClockWorker`: fire_due_clocks, clock_view;
+- ``credentials``, :class:`~.credentials.Credentials`: replace_seat_token, set_spectator,
+  set_round_spectator, spectator_delay, round_spectator_delay, changed_since;
+- ``round_acts``, :class:`~.round_acts.RoundActs`: act (start, pause, resume a round);
+- ``spectating``, :class:`~.spectating.Spectating`: view, events, round_tables (what a
+  spectator's link shows, behind its delay).
 
 No part imports this module: each gets the core and the parts it uses when it is built
 here, so each can be built and tested on its own (``tests/test_store_parts.py``).
@@ -29,9 +34,12 @@ from .anchors import AnchorKey
 from .auditor import Auditor
 from .clock_worker import ClockWorker
 from .core import StoreCore
+from .credentials import Credentials
 from .reads import CheckedReads
 from .registry import GameRegistry
+from .round_acts import RoundActs
 from .rounds import Rounds
+from .spectating import Spectating
 from .tamper import TamperEvidence
 from .writes import Writes
 
@@ -59,6 +67,9 @@ class GameStore:
         self.auditor = Auditor(core, self.tamper, self.reads)
         self.rounds = Rounds(core, self.registry, self.reads)
         self.clock_worker = ClockWorker(core, self.writes)
+        self.credentials = Credentials(core, self.writes)
+        self.round_acts = RoundActs(core, self.writes)
+        self.spectating = Spectating(core, self.reads)
 
     @property
     def anchor_key(self) -> AnchorKey:

@@ -182,6 +182,37 @@ class RoundRow(Base):
     name: Mapped[str | None] = mapped_column(String(64))
     settings: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
     token_hash: Mapped[str] = mapped_column(String(64))
+    #: the round's spectator link (sha256 of its token) and its delay; NULL: none
+    spectator_hash: Mapped[str | None] = mapped_column(String(64))
+    spectator_delay: Mapped[int | None] = mapped_column(Integer)
+
+
+class SpectatorLinkRow(Base):
+    """A table's read-only link: the sha256 of its token and the delay the service
+    applies (seconds). A round's link is ``rounds.spectator_hash`` and ``spectator_delay``."""
+
+    __tablename__ = "spectator_links"
+
+    game_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64))
+    delay: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CredentialChangeRow(Base):
+    """A credential replaced or revoked (``id``: the game or the round): every service
+    process polls the newest and forgets the tokens it remembered for it. A small table
+    (rows older than a minute are deleted as new ones come), like ``rounds``."""
+
+    __tablename__ = "credential_changes"
+
+    id: Mapped[str] = mapped_column(String(MAX_GAME_ID), primary_key=True)
+    changed_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), primary_key=True, index=True
+    )
+    what: Mapped[str] = mapped_column(String(16), primary_key=True)
 
 
 metadata = Base.metadata

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy import Connection, bindparam, insert, select
 
-from ..engine import clocks
+from ..engine import clocks, time_control
 from ..engine.rulesets import get_ruleset
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
@@ -32,7 +32,7 @@ from .chain import event_row
 from .core import Part
 from .errors import GameNotFound, InvalidGameSetup
 from .hashing import GENESIS, utc
-from .models import AnchorRow, CredentialRow, EventRow, GameRow, ProjectionRow
+from .models import AnchorRow, CredentialRow, EventRow, GameRow, ProjectionRow, SpectatorLinkRow
 from .on_loop import OnLoop
 from .reads import check_could_exist, could_exist
 from .results import GameSummary
@@ -53,6 +53,7 @@ class NewGameRows:
     anchor: dict[str, Any] | None
     projection: dict[str, Any]
     credentials: list[dict[str, Any]]
+    spectator: dict[str, Any] | None = None
 
 
 class GameRegistry(Part):
@@ -73,13 +74,19 @@ class GameRegistry(Part):
         conn: Connection | None = None,
         clock: clocks.ClockOptions | Mapping[str, Any] | None = None,
         bots: Sequence[str | Seat] | None = None,
+        held: bool = False,
+        start_at: datetime | None = None,
+        spectator: tuple[str, int] | None = None,
         pace: float | None = None,
     ) -> str:
         """A new game: its ``game_created`` row (seq 1), projection and credentials.
 
         ``clock`` (:class:`~charleston_fsm.engine.clocks.ClockOptions`), ``bots`` (seats the
         service's auto player plays) and ``pace`` (how long they think, in seconds;
-        ``clocks.pace_for`` when ``None``) are fixed here, in the ``game_created`` payload.
+        ``clocks.pace_for`` when ``None``) are fixed here, in the ``game_created`` payload,
+        and so is the start gate: ``held`` (the director starts it) or ``start_at`` (it
+        starts then; :mod:`charleston_fsm.engine.time_control`). ``spectator``: the sha256
+        of its spectator link's token and the link's delay in seconds.
         ``conn``: inside the caller's write transaction, instead of one of its own.
         """
         rows = self.new_game_rows(
@@ -94,6 +101,9 @@ class GameRegistry(Part):
             round_table=round_table,
             clock=clock,
             bots=bots,
+            held=held,
+            start_at=start_at,
+            spectator=spectator,
             pace=pace,
         )
         game_id = rows.game["id"]
@@ -123,6 +133,9 @@ class GameRegistry(Part):
         round_table: int | None = None,
         clock: clocks.ClockOptions | Mapping[str, Any] | None = None,
         bots: Sequence[str | Seat] | None = None,
+        held: bool = False,
+        start_at: datetime | None = None,
+        spectator: tuple[str, int] | None = None,
         pace: float | None = None,
     ) -> NewGameRows:
         """Every row of a new game, made without the database (:meth:`create_game`'s
@@ -157,7 +170,8 @@ class GameRegistry(Part):
             "seed": seed,
         }
         clock_doc = None
-        if clock_options is not None or bot_seats:
+        held = held or start_at is not None
+        if clock_options is not None or bot_seats or held:
             payload["clock"] = clock_options.model_dump(mode="json") if clock_options else None
             payload["bots"] = sorted(s.value for s in bot_seats)
             doc = clocks.new_doc(
@@ -168,6 +182,9 @@ class GameRegistry(Part):
             )
             if bot_seats:
                 payload["pace"] = doc["pace"]
+            if held:
+                payload["start"] = {"held": True, "at": clocks.iso(start_at) if start_at else None}
+                doc = time_control.hold(doc, now, start_at)
             clock_doc = clocks.advance(doc, table, now, 1)
         first = event_row(game_id, 1, "game_created", None, None, payload, None, now, GENESIS)
         return NewGameRows(
@@ -193,6 +210,9 @@ class GameRegistry(Part):
             credentials=[
                 {"game_id": game_id, "role": r, "token_hash": h} for r, h in creds.items()
             ],
+            spectator=None
+            if spectator is None
+            else spectator_row(game_id, spectator[0], spectator[1], now),
         )
 
     def insert_games(self, conn: Connection, games: Sequence[NewGameRows]) -> None:
@@ -210,6 +230,9 @@ class GameRegistry(Part):
         credentials = [c for g in games for c in g.credentials]
         if credentials:
             conn.execute(insert(CredentialRow), credentials)
+        links = [g.spectator for g in games if g.spectator is not None]
+        if links:
+            conn.execute(insert(SpectatorLinkRow), links)
 
     def committed(self, games: Sequence[NewGameRows]) -> None:
         """Once the games are committed: cache their heads (no one waits on a game that
@@ -283,6 +306,17 @@ class GameRegistry(Part):
         if seq is None:
             raise GameNotFound(f"There is no game {game_id!r}.")
         return seq
+
+
+def spectator_row(game_id: str, token_hash: str, delay: int, now: datetime) -> dict[str, Any]:
+    """A table's spectator link's row."""
+    check_digest(token_hash)
+    return {"game_id": game_id, "token_hash": token_hash, "delay": delay, "created_at": now}
+
+
+def check_digest(token_hash: str) -> None:
+    if not _HEX64.match(token_hash):
+        raise InvalidGameSetup("A link is stored as the sha256 of its token, never the token.")
 
 
 def _clock_options(

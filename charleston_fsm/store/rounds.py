@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from .errors import InvalidRound, RoundNotFound
 from .hashing import canonical_time, utc
 from .models import MAX_GAME_ID, EventRow, GameRow, ProjectionRow, QuarantineRow, RoundRow
 from .reads import CheckedReads
-from .registry import GameRegistry
+from .registry import GameRegistry, check_digest
 
 if TYPE_CHECKING:
     from ..engine.table import Table
@@ -82,8 +82,10 @@ class RoundTable:
     #: when the table last moved (its last row that is not a clock's or a director's):
     #: whoever is awaited has waited since then
     moved_at: str | None = None
-    #: the clock at a glance (paused, each seat's deadline), ``None`` when clocks are off
+    #: the clock at a glance (paused, held, each seat's deadline), ``None`` when off
     clock: dict[str, Any] | None = None
+    #: open calls to the director by seat: when, and the caller's reason
+    calls: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,9 @@ class RoundListing:
                 "active": len(self.tables) - self.finished,
                 "late_seats": sum(len(t.late) for t in self.tables),
                 "quarantined": sum(t.quarantined for t in self.tables),
+                "held": sum(bool((t.clock or {}).get("held")) for t in self.tables),
+                "paused": sum(bool((t.clock or {}).get("paused")) for t in self.tables),
+                "calls": sum(len(t.calls) for t in self.tables),
             },
             "tables": [asdict(t) for t in self.tables],
         }
@@ -132,6 +137,7 @@ class Rounds(Part):
         name: str | None = None,
         settings: Mapping[str, Any] | None = None,
         round_id: str | None = None,
+        spectator: tuple[str, int] | None = None,
     ) -> tuple[str, list[str]]:
         """A round of ``tables`` (each ``create_game``'s keyword arguments), all committed
         together; returns the round id and the game ids in table order (table 1 first).
@@ -139,6 +145,7 @@ class Rounds(Part):
         A table that cannot be set up raises its error, prefixed with its number, and
         nothing of the round is stored. ``token_hash``: the sha256 of the round
         director's token (it lists the round; each table has its own credentials).
+        ``spectator``: the sha256 of the round's spectator link and its delay (seconds).
         """
         check_round_size(len(tables))
         if len(token_hash) != 64:
@@ -157,6 +164,8 @@ class Rounds(Part):
                 games.append(
                     self.registry.new_game_rows(**setup, round_id=round_id, round_table=number)
                 )
+        if spectator is not None:
+            check_digest(spectator[0])
         with self._writing(unknown) as conn:
             conn.execute(
                 insert(RoundRow).values(
@@ -165,6 +174,8 @@ class Rounds(Part):
                     name=name,
                     settings=dict(settings or {}),
                     token_hash=token_hash,
+                    spectator_hash=spectator[0] if spectator else None,
+                    spectator_delay=spectator[1] if spectator else None,
                 )
             )
             self.registry.insert_games(conn, games)
@@ -235,6 +246,7 @@ class Rounds(Part):
             ending=(game["ending"] or {}).get("text"),
             moved_at=_moment(row.moved_at),
             clock=_clock_glance(view.get("clock")),
+            calls=dict((view.get("clock") or {}).get("calls") or {}),
         )
 
 
@@ -243,11 +255,18 @@ def _moment(value: Any) -> str | None:
 
 
 def _clock_glance(clock: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Paused or running, and each awaited seat's deadline (no options, no tiles)."""
+    """Held, paused or running, and each awaited seat's deadline (no options, no tiles)."""
     if not clock:
         return None
     deadlines = {s: d["due_at"] for s, d in (clock.get("deadlines") or {}).items()}
-    return {"paused": bool(clock.get("paused")), "deadlines": deadlines}
+    return {
+        "paused": bool(clock.get("paused")),
+        "held": bool(clock.get("held")),
+        "start_at": clock.get("start_at"),
+        "started_at": clock.get("started_at"),
+        "bots": list(clock.get("bots") or ()),
+        "deadlines": deadlines,
+    }
 
 
 @enforces("SVC-09")

@@ -6,7 +6,9 @@ Three writers share it, each named for what it does:
 - :meth:`Writes.act_for_seat`: the clock acting for a seat whose deadline passed (or
   flagging it late), in the clock worker's transaction, which holds the game's lock;
 - :meth:`Writes.annotate`: rows that move no tile (pause, resume, a ruling): an
-  :class:`~charleston_fsm.engine.annotations.Annotation`.
+  :class:`~charleston_fsm.engine.annotations.Annotation`; :meth:`Writes.annotation_plan`
+  and :meth:`Writes.drive_on` write one in a caller's transaction (a round's tables in
+  one, a credential changed with its row).
 
 How a write goes (an optimistic append with an expected seq, as event stores write):
 
@@ -145,7 +147,7 @@ class Writes(Part):
     ) -> tuple[Generator[Request, Any, Written | None], str, str]:
         """The plan of a command, its id and what a cut-off commit tells."""
         cmd = _parse(command)
-        command_id = _checked_id(command_id)
+        command_id = checked_id(command_id)
         unknown = (
             "The database connection was lost while the command was being committed, so "
             f"it may or may not be stored. Send it again with the same command id "
@@ -163,16 +165,33 @@ class Writes(Part):
     ) -> ExecuteResult:
         """Rows that move no tile (``annotation``): the clock document changes, the
         projection stays; a seen ``command_id`` is answered as ``execute`` does."""
-        command_id = _checked_id(command_id)
+        command_id = checked_id(command_id)
+        plan = self.annotation_plan(game_id, annotation, command_id, cached=True)
+        written = self._run(plan, game_id, unknown_change(command_id))
+        assert written is not None
+        return written.result
+
+    def drive_on(
+        self, conn: Connection, plan: Generator[Request, Any, Written | None]
+    ) -> Written | None:
+        """Run a write's ``plan`` in the caller's transaction (several games' writes in
+        one, a start under the worker's lock); then :meth:`after_commit` the result."""
+        return _drive(plan, lambda request: self._answer(conn, request))  # type: ignore[no-any-return]
+
+    def annotation_plan(
+        self, game_id: str, annotation: Annotation, command_id: str, *, cached: bool
+    ) -> Generator[Request, Any, Written | None]:
+        """The write of ``annotation`` (``cached``: from this process's head of the game;
+        else read under the game's lock), to run with :meth:`drive_on` or alone."""
 
         def decide(head: Head, now: datetime) -> Decision:
             clock, events = annotation.change(head.clock, now)
+            if annotation.rearm and clock is not None:  # who plays a seat changed
+                table = self._load(head.snapshot)
+                clock = clocks.advance(clock, table, now, head.last_seq + len(events))
             return Decision([(e, None) for e in events], None, clock)
 
-        plan = self._plan(game_id, command_id, dict(annotation.command), decide, cached=True)
-        written = self._run(plan, game_id, _unknown_change(command_id))
-        assert written is not None
-        return written.result
+        return self._plan(game_id, command_id, dict(annotation.command), decide, cached=cached)
 
     def act_for_seat(
         self, conn: Connection, game_id: str, firing: clocks.ClockFiring
@@ -441,7 +460,7 @@ def _head_of(found: Any) -> Head:
     return Head(found.last_seq, found.epoch, found.head_hash, found.snapshot, found.clock)
 
 
-def _unknown_change(command_id: str) -> str:
+def unknown_change(command_id: str) -> str:
     """What a write whose commit was cut off tells (annotations, as commands)."""
     return (
         "The database connection was lost while the change was being committed, so it "
@@ -450,7 +469,8 @@ def _unknown_change(command_id: str) -> str:
     )
 
 
-def _checked_id(command_id: str | None) -> str:
+def checked_id(command_id: str | None) -> str:
+    """The command id to store (a new one when none is given); too long is refused."""
     command_id = command_id or uuid.uuid4().hex
     if len(command_id) > MAX_COMMAND_ID:
         raise errors.InvalidCommand(

@@ -1,5 +1,6 @@
-"""A round's results for the tournament's books: per table its end, late seats, rulings
-and verdicts, as JSON or CSV (no tiles: a spreadsheet is shared more widely than a desk)."""
+"""A round's results for the tournament's books: per table its end, late seats, who sat
+each seat when (a person, a substitute, the bot), rulings and verdicts, as JSON or CSV
+(no tiles: a spreadsheet is shared more widely than a desk)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ COLUMNS = (
     "ending",
     "ended_reason",
     "late_seats",
+    "seats",
     "rulings",
     "verdicts",
     "quarantined",
@@ -39,6 +41,7 @@ def round_results(store: Any, round_id: str) -> dict[str, Any]:
             "ending": row.ending,
             "ended_reason": row.ended_reason,
             "late_seats": list(row.late),
+            "seats": {},
             "rulings": [],
             "verdicts": [],
             "quarantined": row.quarantined,
@@ -47,6 +50,13 @@ def round_results(store: Any, round_id: str) -> dict[str, Any]:
             audit = store.auditor.audit(row.game_id)
             if audit.ended and row.finished:
                 entry["finished_at"] = audit.ended["at"]
+            entry["seats"] = {
+                seat: [
+                    {k: e[k] for k in ("seq", "at", "by", "label", "token_replaced")}
+                    for e in entries
+                ]
+                for seat, entries in audit.seating.items()
+            }
             entry["rulings"] = [
                 {k: r[k] for k in ("seq", "at", "seat", "kind", "text")} for r in audit.rulings
             ]
@@ -79,9 +89,22 @@ def results_csv(results: dict[str, Any]) -> str:
                 t.get("ending") or "",
                 t["ended_reason"] or "",
                 " ".join(t["late_seats"]),
+                _seats(t["seats"]),
                 rulings,
                 verdicts,
                 "yes" if t["quarantined"] else "no",
             ]
         )
     return out.getvalue()
+
+
+def _seats(seats: dict[str, list[dict[str, Any]]]) -> str:
+    """Who sat each seat, in turn: ``east: Ann; north: Bo, then bot at seq 40``."""
+    parts = []
+    for seat, entries in seats.items():
+        names = []
+        for e in entries:
+            who = "bot" if e["by"] == "bot" else (e["label"] or "player")
+            names.append(who if e["seq"] == 1 else f"{who} from seq {e['seq']}")
+        parts.append(f"{seat}: {', then '.join(names)}")
+    return "; ".join(parts)

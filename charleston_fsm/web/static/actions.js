@@ -78,6 +78,8 @@ const passCount = () => state.lifted.size + state.blind;
 /** Why the pass cannot be confirmed yet, in words; "" when it can. */
 function passBlocker(v) {
   const step = v.step;
+  if (v.clock?.held) return "The table has not started: lift your tiles now; you pass once the director starts it.";
+  if (v.clock?.bot) return "The service's bot plays your seat now.";
   if (v.must_place_first) return "Place the received tiles in your rack before the next pass.";
   const passable = new Set(step.passable);
   for (const id of state.lifted) if (!passable.has(id)) return "One of the lifted tiles cannot be passed.";
@@ -125,7 +127,11 @@ export function renderActions(v) {
   if (v.received.length) {
     row(button("place-all", "Place all", io.placeAll, { disabled: !can.has("place_tiles") }), note("or place them one at a time."));
   }
-  if (!box.children.length && !v.game.finished) row(note("Waiting for the others…"));
+  if (!box.children.length && !v.game.finished) {
+    const waiting = v.clock?.held ? "Waiting for the director to start the table."
+      : v.clock?.bot ? "The service's bot plays your seat." : "Waiting for the others…";
+    row(note(waiting));
+  }
   if (focusedKey) {
     const again = box.querySelector(`[data-key="${focusedKey}"]`);
     if (again && !again.disabled) again.focus();

@@ -81,10 +81,12 @@ export class Api {
     }
   }
 
-  /** Follow the game's stream after seq `after`; calls onEvent(message) per stored event
-   * and reconnects by itself after a drop, resuming after the last seq seen. Returns a
-   * stop function. */
-  follow(onEvent, onStatus = () => {}, after = 0) {
+  /** Follow the game's stream (`path`: a spectator's is /spectate/stream) after seq
+   * `after`; calls onEvent(message) per stored event and reconnects by itself after a
+   * drop, resuming after the last seq seen. A stream ended for a token that opens nothing
+   * any more (a substitute's new link, a revoked spectator link: `invalid_token`) closes
+   * for good. Returns a stop function. */
+  follow(onEvent, onStatus = () => {}, after = 0, path = "/stream") {
     let last = after;
     let stopped = false;
     let controller = null;
@@ -94,13 +96,14 @@ export class Api {
         try {
           const headers = this.headers({ Accept: "text/event-stream" });
           if (last) headers["Last-Event-ID"] = String(last);
-          const response = await fetch(`${this.base}/stream`, {
+          const response = await fetch(`${this.base}${path}`, {
             headers,
             signal: controller.signal,
           });
           if (!response.ok) throw new ApiError(response.status, await response.json());
           onStatus("live");
           for await (const message of sseMessages(response.body)) {
+            if (message.event === "invalid_token") throw new ApiError(401, message.data);
             if (message.id) last = Number(message.id);
             onEvent(message);
           }

@@ -23,11 +23,28 @@ let spokenAt = null;
 /** The deadline's moment, from its ISO text (microseconds cut to what Date reads). */
 const dueOf = (c) => (c?.due_at ? Date.parse(c.due_at.replace(/(\.\d{3})\d*Z$/, "$1Z")) : null);
 
+/** The start gate and the bot, in words: what holds this seat besides its deadline. */
+function renderGate(c) {
+  const gate = $("gate-note");
+  if (!gate) return;
+  let text = "";
+  if (c?.held) {
+    text = c.start_at
+      ? `The table has not started: it starts at ${new Date(c.start_at).toLocaleTimeString([], { hour12: false })}. Look at your rack and lift tiles meanwhile.`
+      : "The table has not started: the director starts it. Look at your rack and lift tiles meanwhile.";
+  } else if (c?.bot) {
+    text = "The service's bot plays your seat now (the director handed it over); ask the director to hand it back.";
+  }
+  gate.hidden = !text;
+  if (gate.textContent !== text) gate.textContent = text;
+}
+
 export function renderClock(c) {
+  renderGate(c);
   const el = $("countdown");
   const note = $("late-note");
   const due = dueOf(c);
-  const timed = c && c.kind !== "bot";
+  const timed = c && c.kind !== "bot" && !c.held && !c.bot;
   if (note) {
     note.hidden = !(timed && c.late && !c.flagged);
     note.textContent = note.hidden ? "" : "You ran out of time earlier in this game; the director sees it.";
@@ -46,6 +63,7 @@ export function renderClock(c) {
   } else {
     state = left <= 5 ? "urgent" : "running";
     text = `${left} s left ${KIND_WORDS[c.kind] ?? ""}`.trim();
+    if (c.extended) text += ` (the director added ${c.extended.seconds} s${c.extended.reason ? `: ${c.extended.reason}` : ""})`;
     const mark = `${c.due_at}:${left}`;
     if ([30, 10, 5].includes(left) && c.seconds > left && spokenAt !== mark) {
       spokenAt = mark;

@@ -9,6 +9,7 @@ import { SEATS, faceName, tileElement, title } from "./tiles.js";
 import { confirmAct, dueText, element, plainError, unreachable } from "./console.js";
 import { facesOf, routeOf, timelineRow, transfersTable } from "./desk_audit.js";
 import { storyItem, storyOf } from "./desk_story.js";
+import { nameSeats, renderRoundTools, wireRoundTools } from "./desk_round.js";
 
 const gameId = gameIdFromPath();
 const api = new Api(gameId, tokenFor(gameId));
@@ -157,6 +158,7 @@ function renderView(view, seq) {
   if (seq === null) {
     state.view = view;
     renderTools(view);
+    renderRoundTools(view);
   }
 }
 
@@ -243,8 +245,9 @@ async function refresh() {
   try {
     const listing = await api.get(`/events?after=${state.lastSeq}`);
     answered();
-    state.events.push(...listing.events);
-    state.lastSeq = listing.last_seq;
+    // two refreshes can overlap (the stream's and a command's): keep each row once
+    state.events.push(...listing.events.filter((e) => e.seq > state.lastSeq));
+    state.lastSeq = Math.max(state.lastSeq, listing.last_seq);
     if (!state.faces.size) state.faces = facesOf((await api.get("/replay?seq=1")).view);
     await loadAudit();
     assignSteps();
@@ -259,6 +262,7 @@ async function refresh() {
     } else {
       state.view = now.view;
       renderTools(now.view);
+      renderRoundTools(now.view);
     }
     renderTimeline();
   } catch (error) {
@@ -441,6 +445,8 @@ async function start() {
     return;
   }
   wire();
+  wireRoundTools({ api, direct, say, fail, seatName, refresh });
+  nameSeats();
   await refresh();
   const live = showLive($("live"));
   api.follow((message) => message.event !== "subscribed" && refreshSoon(), (status, error) => {
@@ -453,6 +459,7 @@ async function start() {
     }
   });
   setInterval(() => state.view && $("follow").checked && renderSeats(state.view), 1000);
+  setInterval(() => state.view && renderRoundTools(state.view), 5000); // calls' waiting time
 }
 
 start();

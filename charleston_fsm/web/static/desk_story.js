@@ -4,7 +4,7 @@
 
 import { element, joined } from "./dom.js";
 import { faceName, title } from "./tiles.js";
-import { clockTime } from "./console.js";
+import { clockTime, duration } from "./console.js";
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
@@ -92,12 +92,37 @@ export function storyOf(events, faces, name, stateName) {
         kind = "clock";
         break;
       case "clock_paused":
-        text = "The director paused the clock.";
+        text = p.round ? "The director paused the whole round's clocks." : "The director paused the clock.";
         kind = "clock";
         break;
       case "clock_resumed":
-        text = `The director resumed the clock (paused ${Number(p.paused_seconds || 0).toFixed(1)} s).`;
+        text = `The director resumed ${p.round ? "the whole round's clocks" : "the clock"} (paused ${Number(p.paused_seconds || 0).toFixed(1)} s).`;
         kind = "clock";
+        break;
+      case "game_started":
+        text = `The table started ${p.scheduled ? "at its start time" : p.round ? "with the whole round" : "when the director started it"} (held ${duration(p.held_seconds || 0)}).`;
+        kind = "clock";
+        break;
+      case "time_extended":
+        text = `The director added ${plural(p.seconds, "second")} for ${who || "every seat still deciding"}${p.reason ? `: “${p.reason}”` : ""}.`;
+        kind = "clock";
+        break;
+      case "seat_taken":
+        text = p.by === "bot"
+          ? `The director handed ${who} to the service's bot.`
+          : `${p.label || "A person"} plays ${who} now${p.token_replaced ? ", with a new link (the old one opens nothing)" : ""}.`;
+        kind = "ruling";
+        break;
+      case "director_called":
+        text = `${who} called the director${p.reason ? `: “${p.reason}”` : ""}.`;
+        kind = "ruling";
+        break;
+      case "call_answered":
+        text = `The director answered ${who}'s call: ${p.answer === "cleared" ? "all clear" : "with the ruling above"} (it waited ${duration(p.waited_seconds || 0)}).`;
+        kind = "ruling";
+        break;
+      case "spectator_link":
+        text = p.action === "revoked" ? "The director revoked the spectator link." : `The director issued a spectator link (${p.delay ? `${duration(p.delay)} behind` : "live"}).`;
         break;
       case "ding_dong_requested":
         text = `${who} asked for Ding Dong number ${p.number}.`;

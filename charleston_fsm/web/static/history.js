@@ -157,6 +157,27 @@ export class History {
         return entry("dingdong", "The Ding Dong window closed.");
       case "pass_withdrawn":
         return mine ? entry("pass", "You withdrew your pass.") : [];
+      case "game_started":
+        return entry("clock", "The director started the table: the clock runs from now.");
+      case "time_extended": {
+        const mineToo = !who || mine;
+        const why = p.reason ? ` (${p.reason})` : "";
+        if (!mineToo) return entry("clock", `The director gave ${other(who)} ${plural(p.seconds, "more second")}${why}.`);
+        return entry("clock", `The director gave ${who ? "you" : "every seat still deciding"} ${plural(p.seconds, "more second")}${why}.`);
+      }
+      case "seat_taken": {
+        const by = p.by === "bot" ? "the service's bot" : (p.label || "a player");
+        if (mine) {
+          return entry("seat", p.by === "bot"
+            ? "The director handed your seat to the service's bot: it plays for you until the director hands it back."
+            : `The director handed your seat back${p.label ? ` (${p.label})` : ""}: you play again.`);
+        }
+        return entry("seat", `${other(who)} is now played by ${by}.`);
+      }
+      case "director_called":
+        return entry("call", mine ? "You called the director." : `${other(who)} called the director.`);
+      case "call_answered":
+        return entry("call", `The director answered ${mine ? "your" : `${other(who)}'s`} call${p.answer === "cleared" ? ": all clear" : " with a ruling"}.`);
       case "charleston_ended": {
         const why = ENDED[p.reason]?.((s) => (s === me ? "you" : other(s)));
         return entry("end", `The Charleston is over${why ? `: ${why}` : ""}.`);

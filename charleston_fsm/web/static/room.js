@@ -1,7 +1,10 @@
 // The round room: every table of a round at a glance, live (GET /v1/rounds/{id} every
-// two seconds): its step, who is awaited and for how long, late seats, the clock, finished
-// or quarantined. Sorts and filters; pauses and resumes one table or all of them with the
-// round's token, which directs every table; each row links to its table's desk.
+// two seconds): its step, who is awaited and for how long, late seats, calls to the
+// director (flagged, sortable by how long they wait), the clock, finished or quarantined.
+// Sorts and filters; starts, pauses and resumes the whole round in one act
+// (POST /v1/rounds/{id}/start|pause|resume) or one table's clock with the round's token,
+// which directs every table; issues the round's spectator link; each row links to its
+// table's desk.
 
 import { Api, ApiError, gameIdFromPath, tokenFor } from "./api.js";
 import { joined } from "./dom.js";
@@ -18,10 +21,11 @@ function say(text, kind = "info") {
   $("message").dataset.kind = kind;
 }
 
-async function get(path, as = "json") {
+async function get(path, as = "json", init = {}) {
   let response;
   try {
-    response = await fetch(path, { headers: { Authorization: `Bearer ${token}` } });
+    const headers = { Authorization: `Bearer ${token}`, ...(init.headers || {}) };
+    response = await fetch(path, { ...init, headers });
   } catch (_) {
     throw new TypeError("no answer");
   }
@@ -34,6 +38,19 @@ async function get(path, as = "json") {
 }
 
 const waitedSeconds = (t) => (t.finished || !t.moved_at ? 0 : (Date.now() - new Date(t.moved_at).getTime()) / 1000);
+/** How long the table's oldest open call has waited (0: no call). */
+const callSeconds = (t) => Math.max(0, ...Object.values(t.calls || {}).map((c) => (Date.now() - new Date(c.at).getTime()) / 1000));
+
+function callCell(t, who) {
+  const calls = Object.entries(t.calls || {});
+  if (!calls.length) return "–";
+  const box = element("div", "", "call-flag");
+  for (const [seat, call] of calls) {
+    const waited = (Date.now() - new Date(call.at).getTime()) / 1000;
+    box.append(element("span", `⚑ ${who(seat)} · ${duration(waited)}${call.reason ? `: “${call.reason}”` : ""}`));
+  }
+  return box;
+}
 
 function cell(label, content) {
   const td = element("td");
@@ -45,8 +62,8 @@ function cell(label, content) {
 
 function clockCell(t) {
   const box = element("div");
-  if (!t.clock || t.finished || t.quarantined) {
-    box.textContent = t.clock ? "–" : "no clock";
+  if (!t.clock || t.finished || t.quarantined || t.clock.held) {
+    box.textContent = t.clock?.held ? "not started" : t.clock ? "–" : "no clock";
     return box;
   }
   box.append(element("span", t.clock.paused ? "paused " : "running "));
@@ -64,13 +81,16 @@ function render() {
   $("title").textContent = `Round room · ${listing.name || listing.round_id}`;
   document.title = `Charleston · ${listing.name || "round"} room`;
   const c = listing.counts;
-  $("counts").textContent = `${c.tables} tables · ${c.finished} finished · ${c.active} playing · ${c.late_seats} late seat(s) · ${c.quarantined} quarantined`;
+  $("counts").textContent = `${c.tables} tables · ${c.finished} finished · ${c.active} playing · ${c.held} not started · ${c.paused} paused · ${c.calls} calling the director · ${c.late_seats} late seat(s) · ${c.quarantined} quarantined`;
+  renderGate(listing);
   let tables = [...listing.tables];
   if ($("only-late").checked) tables = tables.filter((t) => t.late.length);
   if ($("only-open").checked) tables = tables.filter((t) => !t.finished);
+  if ($("only-calls").checked) tables = tables.filter((t) => Object.keys(t.calls || {}).length);
   const sort = $("sort").value;
   if (sort === "waiting") tables.sort((a, b) => waitedSeconds(b) - waitedSeconds(a));
   if (sort === "late") tables.sort((a, b) => b.late.length - a.late.length || a.table - b.table);
+  if (sort === "calls") tables.sort((a, b) => callSeconds(b) - callSeconds(a) || a.table - b.table);
   const labels = listing.settings?.labels || [];
   const body = $("tables");
   body.replaceChildren();
@@ -78,6 +98,7 @@ function render() {
     const tr = element("tr");
     tr.dataset.table = t.table;
     tr.dataset.late = t.late.length ? "yes" : "no";
+    tr.dataset.calling = Object.keys(t.calls || {}).length ? "yes" : "no";
     const label = labels[t.table - 1];
     const name = `Table ${t.table}${label && label !== `Table ${t.table}` ? ` · ${label}` : ""}`;
     const who = (seat) => t.players?.[seat] || title(seat);
@@ -91,13 +112,14 @@ function render() {
     const waited = waitedSeconds(t);
     const awaited = t.finished || t.quarantined ? "–"
       : t.awaiting.length ? `${joined(t.awaiting.map(who))} · for ${duration(waited)}` : "nobody";
-    const status = t.quarantined ? "QUARANTINED" : t.finished ? "finished" : "playing";
+    const status = t.quarantined ? "QUARANTINED" : t.finished ? "finished" : t.clock?.held ? "not started" : "playing";
     const stateCell = cell("State", status);
     if (t.finished && (t.ending || t.ended_reason)) stateCell.append(element("span", t.ending || t.ended_reason, "ending"));
     if (t.finished) stateCell.className = "finished";
     if (t.quarantined) stateCell.className = "bad";
     tr.append(
       cell("Table", tableCell),
+      cell("Call", callCell(t, who)),
       cell("Step", t.state_labels.join(" · ") || "–"),
       cell("Awaited", awaited),
       cell("Late", joined(t.late.map(who)) || "–"),
@@ -147,6 +169,62 @@ async function act(tables, type) {
   await refresh();
 }
 
+/** The start gate of the round, in words: held tables, and when they start. */
+function renderGate(listing) {
+  const held = listing.tables.filter((t) => t.clock?.held && !t.finished);
+  const at = held.map((t) => t.clock.start_at).filter(Boolean).sort()[0];
+  $("round-gate").textContent = held.length
+    ? `${held.length} table(s) not started${at ? `: they start at ${clockTime(at)}, or when you start them` : ": start them when the room is ready"}.`
+    : "";
+  $("start-round").hidden = !held.length;
+}
+
+/** One act over the whole round: every table in one transaction (all of them or none). */
+async function roundAct(act) {
+  const words = { start: ["Start every held table now?", "Start them", "started"],
+    pause: ["Pause every table's clock at once? No deadline runs until you resume; each table records it.", "Pause the round", "paused"],
+    resume: ["Resume every paused table's clock?", "Resume the round", "resumed"] }[act];
+  if (act !== "resume" && !(await confirmAct(words[0], words[1]))) return;
+  try {
+    const answer = await get(`/v1/rounds/${encodeURIComponent(roundId)}/${act}`, "json", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Idempotency-Key": `web-${crypto.randomUUID()}` },
+      body: "{}",
+    });
+    const left = answer.tables.filter((t) => !t.done).map((t) => `table ${t.table}: ${t.detail}`);
+    say(`${title(words[2])} ${answer.done} table(s) at ${clockTime(answer.at)}.${left.length ? ` Not ${words[2]}: ${left.join("; ")}` : ""}`);
+  } catch (error) {
+    say(plainError(error, "round"), "error");
+  }
+  await refresh();
+}
+
+async function spectatorLink(event, revoke = false) {
+  event?.preventDefault();
+  const path = `/v1/rounds/${encodeURIComponent(roundId)}/spectator`;
+  const box = $("round-spectator-link");
+  try {
+    if (revoke) {
+      if (!(await confirmAct("Revoke the round's spectator link? Whoever watches with it sees nothing more.", "Revoke it"))) return;
+      await get(path, "json", { method: "DELETE" });
+      box.hidden = true;
+      say("The round's spectator link is revoked.");
+      return;
+    }
+    const delay = Number($("round-spectator-delay").value);
+    if (!Number.isInteger(delay) || delay < 0 || delay > 3600) return say("Give the delay in whole seconds, 0 to 3600.", "error");
+    if (!(await confirmAct("Issue a new spectator link for the round? Its old link stops working.", "Issue it"))) return;
+    const answer = await get(path, "json", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ delay }),
+    });
+    box.hidden = false;
+    box.replaceChildren(element("p", `The round's spectator link (${delay ? `${duration(delay)} behind` : "live"}), shown once:`),
+      element("code", `${location.origin}${answer.link}`));
+  } catch (error) {
+    say(plainError(error, "round"), "error");
+  }
+}
+
 async function download(format) {
   try {
     const text = await get(`/v1/rounds/${encodeURIComponent(roundId)}/results?format=${format}`, "text");
@@ -165,10 +243,12 @@ function start() {
     say("This page needs the round's link, the one that ends in #token=…. It was shown when the round was created.", "error");
     return;
   }
-  for (const id of ["sort", "only-late", "only-open"]) $(id).addEventListener("change", render);
-  const running = (paused) => (state.listing?.tables || []).filter((t) => t.clock && !t.finished && !t.quarantined && t.clock.paused === paused);
-  $("pause-all").addEventListener("click", () => act(running(false), "pause_clock"));
-  $("resume-all").addEventListener("click", () => act(running(true), "resume_clock"));
+  for (const id of ["sort", "only-late", "only-open", "only-calls"]) $(id).addEventListener("change", render);
+  $("start-round").addEventListener("click", () => roundAct("start"));
+  $("pause-all").addEventListener("click", () => roundAct("pause"));
+  $("resume-all").addEventListener("click", () => roundAct("resume"));
+  $("round-spectator-form").addEventListener("submit", (e) => spectatorLink(e));
+  $("round-spectator-revoke").addEventListener("click", () => spectatorLink(null, true));
   $("results-csv").addEventListener("click", (e) => { e.preventDefault(); download("csv"); });
   $("results-json").addEventListener("click", (e) => { e.preventDefault(); download("json"); });
   const loop = async () => {

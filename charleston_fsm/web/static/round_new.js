@@ -39,7 +39,8 @@ function body() {
     if (Object.keys(players).length) table.players = players;
     tables.push(table);
   }
-  return { name: $("name").value.trim() || null, tables };
+  const delay = Number($("spectator-delay").value || 0);
+  return { name: $("name").value.trim() || null, tables, start: $("start").value, spectator_delay: delay };
 }
 
 function link(label, path) {
@@ -53,12 +54,15 @@ function link(label, path) {
 
 function show(round, sent) {
   const list = $("links");
-  list.replaceChildren(link(`The room of ${round.name || "the round"} (director)`, round.links.room));
+  list.replaceChildren(
+    link(`The room of ${round.name || "the round"} (director)`, round.links.room),
+    link("Spectators: every table, read only (never a tile)", round.links.spectator),
+  );
   for (const t of round.tables) {
     const item = element("li");
     item.append(element("h3", `${t.label || `Table ${t.table}`}`));
     const inner = element("ul", "", "links-list");
-    inner.append(link("Director's desk", t.links.director));
+    inner.append(link("Director's desk", t.links.director), link("Spectators", t.links.spectator));
     const players = sent.tables[t.table - 1]?.players ?? {};
     for (const seat of SEATS) {
       const name = players[seat] ? `: ${players[seat]}` : "";

@@ -251,6 +251,7 @@ function render() {
   renderHelp(v);
   renderHistory();
   renderClock(state.clock);
+  renderCall();
   const floating = v.received.length > 0;
   $("received-hint").textContent = floating
     ? "These tiles float above your rack. Tap one, or press Enter on it, to put it after the marked rack tile; or drag it into place."
@@ -258,6 +259,29 @@ function render() {
   $("rack-hint").textContent = g.finished
     ? "The Charleston is over: your tiles stay as they are. Drag a tile or use Shift with an arrow to reorder."
     : "Tap a tile, or press Enter or Space on it, to lift it. Arrow keys move between tiles; Shift with an arrow moves a tile. Drag a tile to reorder.";
+}
+
+/** The call to the director: open (when, waiting for the director) or a form to call. */
+function renderCall() {
+  const at = state.clock?.called_at;
+  $("call-state").textContent = at
+    ? `You called the director at ${new Date(at).toLocaleTimeString([], { hour12: false })}: they come to your table.`
+    : "A question, a dispute, a tile gone wrong? Call the director to your table.";
+  $("call-button").disabled = Boolean(at) || state.busy;
+  $("call-reason").disabled = Boolean(at);
+}
+
+async function callDirector(event) {
+  event.preventDefault();
+  const reason = $("call-reason").value.trim();
+  try {
+    const answer = await api.command(reason ? { reason } : {}, "/call");
+    $("call-reason").value = "";
+    say("The director is called: they see your table flagged, and your reason.");
+    showIfNewest(++issued, answer.view);
+  } catch (error) {
+    say(`Not called: ${plainError(error)}`, "error");
+  }
 }
 
 function renderHistory() {
@@ -365,6 +389,7 @@ async function start() {
     say("Rack sorted: Bams, Craks, Dots, winds, dragons, flowers, jokers.");
   });
   $("copy-link").addEventListener("click", copyLink);
+  $("call-form").addEventListener("submit", callDirector);
   if (!token) {
     broken("link", "This page needs your seat's link (it ends with #token=…). Ask whoever created the game for it.", { href: "/", text: "Go to the front door" });
     return;

@@ -1,0 +1,133 @@
+"""The tokens one service process remembers, and the watch that makes it forget them.
+
+A role is looked up once per (game, token) and remembered (``deps.authenticate``): the
+command path then reads no credential. Credentials change after creation (a seat's token
+replaced for a substitute, a spectator's link issued again or revoked), so what a
+process remembers must go as soon as the change is committed, in every process:
+
+- the process that made the change forgets the game at once (:meth:`TokenCache.forget`);
+- every process runs a :class:`CredentialWatch`: a thread that reads the store's newest
+  ``credential_changes`` rows every :data:`WATCH_INTERVAL` seconds (one indexed read)
+  and forgets those games and rounds. It does not rely on notices, which SQLite's
+  processes do not exchange and a stopped process may never send: an old token is
+  refused on every process within a second of the change's commit.
+
+Each poll looks back :data:`~charleston_fsm.store.credentials.POLL_MARGIN` before the last
+one (a change commits a little after the moment it records), so a change is forgotten
+more than once, which costs one credential read per token and nothing else.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any
+
+from ..store.credentials import POLL_MARGIN
+from .logs import log
+
+ROLE_CACHE_SIZE = 100_000  # (game id, token digest) -> role, per process
+WATCH_INTERVAL = 0.25  # seconds between two reads of the credential changes
+RETRY_SECONDS = 2.0  # after a failed read
+
+
+class TokenCache:
+    """(game id, token digest) -> role, and spectators' (subject, digest) -> delay.
+
+    Reads and writes of a dict are atomic in CPython; :meth:`forget` takes a lock so a
+    game's index stays whole while it is emptied.
+    """
+
+    def __init__(self, size: int = ROLE_CACHE_SIZE) -> None:
+        self.size = size
+        self._roles: dict[tuple[str, str], str] = {}
+        self._spectators: dict[tuple[str, str], int] = {}
+        self._of_game: defaultdict[str, set[tuple[str, str]]] = defaultdict(set)
+        self._lock = threading.Lock()
+
+    # the mapping the guards use: (game, digest) -> role
+    def get(self, key: tuple[str, str]) -> str | None:
+        return self._roles.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._roles
+
+    def __setitem__(self, key: tuple[str, str], role: str) -> None:
+        with self._lock:
+            if len(self._roles) >= self.size:
+                self._clear()
+            self._roles[key] = role
+            self._of_game[key[0]].add(key)
+
+    def __len__(self) -> int:
+        return len(self._roles)
+
+    def spectator(self, key: tuple[str, str]) -> int | None:
+        return self._spectators.get(key)
+
+    def remember_spectator(self, key: tuple[str, str], delay: int) -> None:
+        with self._lock:
+            if len(self._spectators) >= self.size:
+                self._spectators.clear()
+            self._spectators[key] = delay
+
+    def forget(self, subjects: set[str]) -> None:
+        """Forget every token remembered for these games or rounds (a round's spectator
+        link opens its tables under the table's id: spectators are forgotten whole)."""
+        with self._lock:
+            for subject in subjects:
+                for key in self._of_game.pop(subject, ()):
+                    self._roles.pop(key, None)
+            if subjects:
+                self._spectators.clear()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._clear()
+
+    def _clear(self) -> None:
+        self._roles.clear()
+        self._of_game.clear()
+        self._spectators.clear()
+
+
+class CredentialWatch:
+    """A daemon thread: every ``interval`` seconds, forget the tokens of the games and
+    rounds whose credentials changed since the last look."""
+
+    def __init__(self, store: Any, cache: TokenCache, interval: float = WATCH_INTERVAL) -> None:
+        self.store = store
+        self.cache = cache
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._since = datetime.now(UTC) - POLL_MARGIN
+
+    def start(self) -> None:
+        if not hasattr(self.store, "credentials"):
+            return
+        self._thread = threading.Thread(target=self._run, name="credential-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def look(self) -> set[str]:
+        """One look: the games and rounds forgotten."""
+        moment = datetime.now(UTC)
+        changed = self.store.credentials.changed_since(self._since)
+        self.cache.forget(changed)
+        self._since = moment - POLL_MARGIN
+        return changed  # type: ignore[no-any-return]
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.look()
+            except Exception:  # the database is away: forget everything, look again soon
+                self.cache.clear()
+                log.exception("credential watch: a read failed; trying again shortly")
+                self._stop.wait(RETRY_SECONDS)

@@ -1,0 +1,166 @@
+"""A table and a round as a spectator's link shows them, behind the link's delay.
+
+What a spectator may see is decided by :mod:`charleston_fsm.engine.spectators` (no tile,
+ever); this part decides *when*. A link's delay is applied here, by the service, never
+by the page: with a delay of ``d`` seconds a spectator is shown the table as it stood at
+the last row written at least ``d`` seconds ago (``the cut``), and only the rows up to
+it. All rows of one command share their moment, so a cut never splits a command. The
+table behind a delay is replayed from the checked rows up to the cut (as ``replay``
+does), and its clock told from those rows (``spectators.clock_from_rows``): nothing
+newer than the delay is in any answer. A game whose first row is newer than the delay
+is not shown yet (:class:`BehindDelay`, with when it will be).
+
+Without a delay a spectator is shown the table now, from the projection and the clock
+document, in one read. A round's spectator link lists the round's tables; behind a delay
+it lists only what was fixed at creation (numbers, labels, players), since a table's
+state would tell what happened since. A part of the store (:mod:`.core`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import bindparam, select
+
+from ..engine import spectators
+from ..engine.view_models import AsOf
+from . import integrity
+from .core import Part, StoreCore
+from .errors import GameNotFound, RoundNotFound
+from .hashing import canonical_time, utc
+from .models import EventRow, GameRow, ProjectionRow, RoundRow
+from .reads import CheckedReads, check_could_exist
+from .rows import StoredEvent
+from .verify import fold_rows
+
+_LIVE = (
+    select(
+        ProjectionRow.snapshot,
+        GameRow.clock,
+        GameRow.last_seq,
+        GameRow.players,
+        integrity.QUARANTINED.label("quarantined"),
+        select(EventRow.created_at)
+        .where(EventRow.game_id == GameRow.id, EventRow.seq == GameRow.last_seq)
+        .scalar_subquery()
+        .label("moved_at"),
+    )
+    .join(GameRow, GameRow.id == ProjectionRow.game_id)
+    .where(ProjectionRow.game_id == bindparam("b_game"))
+)
+
+
+class BehindDelay(Exception):
+    """Nothing of the game is old enough for the link's delay yet."""
+
+    def __init__(self, shown_at: datetime) -> None:
+        super().__init__(f"shown from {canonical_time(shown_at)}")
+        self.shown_at = shown_at
+
+
+@dataclass(frozen=True)
+class Spectated:
+    """A table as a spectator's link shows it: its view and its players."""
+
+    view: dict[str, Any]
+    players: dict[str, Any]
+
+
+class Spectating(Part):
+    """``view``, ``events`` and ``round_tables`` as a spectator's link shows them."""
+
+    def __init__(self, core: StoreCore, reads: CheckedReads) -> None:
+        super().__init__(core)
+        self.reads = reads
+
+    def view(self, game_id: str, delay: int, now: datetime | None = None) -> Spectated:
+        """The table as a spectator sees it, ``delay`` seconds behind (0: now)."""
+        check_could_exist(game_id)
+        if delay <= 0:
+            with self._reading() as conn:
+                found = conn.execute(_LIVE, {"b_game": game_id}).first()
+            if found is None:
+                raise GameNotFound(f"There is no game {game_id!r}.")
+            if found.quarantined:
+                raise integrity.refuse(game_id)
+            as_of = AsOf(seq=found.last_seq, at=canonical_time(utc(found.moved_at)), delay=0)
+            table = self._load(found.snapshot)
+            shown = spectators.live_clock(found.clock)
+            view = spectators.spectator_view(table, shown, as_of, found.players)
+            return Spectated(view, found.players)
+        rows = self._up_to_cut(self.reads.events(game_id), delay, now)
+        cut = rows[-1]
+        as_of = AsOf(seq=cut.seq, at=canonical_time(cut.created_at), delay=delay)
+        table = fold_rows(rows)
+        shown = spectators.clock_from_rows(r.event for r in rows)
+        players = rows[0].payload.get("players") or {}
+        return Spectated(spectators.spectator_view(table, shown, as_of, players), players)
+
+    def events(
+        self, game_id: str, after: int, delay: int, now: datetime | None = None
+    ) -> tuple[list[dict[str, Any]], list[StoredEvent]]:
+        """The rows after ``after`` a spectator may be sent now (redacted), and the rows
+        after them that wait for the delay (not to be sent: when they become due)."""
+        rows = self.reads.events(game_id, after=after)
+        if delay > 0:
+            cut = _cut_moment(delay, now)
+            waiting = [r for r in rows if utc(r.created_at) > cut]
+            rows = [r for r in rows if utc(r.created_at) <= cut]
+        else:
+            waiting = []
+        return [shown(r) for r in rows], waiting
+
+    def _up_to_cut(
+        self, rows: list[StoredEvent], delay: int, now: datetime | None
+    ) -> list[StoredEvent]:
+        cut = _cut_moment(delay, now)
+        kept = [r for r in rows if utc(r.created_at) <= cut]
+        if not kept:
+            raise BehindDelay(utc(rows[0].created_at) + timedelta(seconds=delay))
+        return kept
+
+    def round_tables(self, round_id: str, delay: int) -> dict[str, Any]:
+        """The round's tables for its spectator link: what creation fixed, and (without a
+        delay) where each table is."""
+        with self._reading() as conn:
+            found = conn.execute(select(RoundRow).where(RoundRow.id == round_id)).first()
+            if found is None:
+                raise RoundNotFound(f"There is no round {round_id!r}.")
+            games = conn.execute(
+                select(GameRow.id, GameRow.round_table, GameRow.players)
+                .where(GameRow.round_id == round_id)
+                .order_by(GameRow.round_table)
+            ).all()
+        labels = (found.settings or {}).get("labels") or []
+        tables = []
+        for g in games:
+            entry: dict[str, Any] = {
+                "table": g.round_table,
+                "game_id": g.id,
+                "label": labels[g.round_table - 1] if g.round_table - 1 < len(labels) else None,
+                "players": g.players,
+            }
+            if delay <= 0:
+                try:
+                    game = self.view(g.id, 0).view["game"]
+                except Exception:  # a quarantined table shows nothing of its record
+                    game = None
+                entry["state_labels"] = game["state_labels"] if game else []
+                entry["finished"] = bool(game and game["finished"])
+            tables.append(entry)
+        return {"round_id": found.id, "name": found.name, "delay": delay, "tables": tables}
+
+
+def shown(row: StoredEvent) -> dict[str, Any]:
+    """One row as a spectator is sent it: redacted, with its seq and moment (no hash:
+    a hash over a few tile ids could be brute-forced back to them)."""
+    data = spectators.redact(row.event)
+    data["seq"] = row.seq
+    data["created_at"] = canonical_time(row.created_at)
+    return data
+
+
+def _cut_moment(delay: int, now: datetime | None) -> datetime:
+    return (utc(now) if now is not None else datetime.now(UTC)) - timedelta(seconds=delay)

@@ -1,0 +1,132 @@
+"""The engine's part of a round run as a round, without a database: the start gate moves
+every deadline by the time held, a flagged deadline extended fires again under an id of
+its own, seats go to the bot and back, calls open and close once, and a spectator's
+redaction keeps every tile out (a caller's reason too)."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from functools import partial
+
+import pytest
+from api_helpers import tile_ids
+
+from charleston_fsm.engine import calls, clocks, errors, seating, spectators, time_control
+from charleston_fsm.engine.annotations import from_director
+from charleston_fsm.engine.bots import bots_for, play
+from charleston_fsm.engine.clock_options import ClockOptions
+from charleston_fsm.engine.events import Event
+from charleston_fsm.engine.moments import iso, parse_time
+from charleston_fsm.engine.seats import Seat
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import Deal
+from charleston_fsm.engine.view_models import AsOf
+from charleston_fsm.engine.views import redact, seat_view
+
+T0 = datetime(2026, 11, 26, 14, 0, tzinfo=UTC)
+
+
+def clocked(held: bool = False, at: datetime | None = None) -> tuple[Table, dict]:
+    table = Table(Deal.shuffled(3), "nmjl")
+    doc = clocks.new_doc(ClockOptions(confirm_pass=30), ())
+    if held:
+        doc = time_control.hold(doc, T0, at)
+    return table, clocks.advance(doc, table, T0, 1)
+
+
+@pytest.mark.rule("SVC-12")
+def test_the_start_gate_holds_everything_and_moves_every_deadline() -> None:
+    table, doc = clocked(held=True, at=T0 + timedelta(minutes=5))
+    assert clocks.next_due(doc) == T0 + timedelta(minutes=5)  # the start, not a deadline
+    assert clocks.due_firing(doc, T0 + timedelta(hours=1)) is None
+    assert clocks.withheld(doc, table, Seat.EAST) == frozenset(clocks.COMMAND_MODELS)
+    tiles = list(table.racks[Seat.EAST][:3])
+    command = clocks.COMMAND_MODELS["confirm_pass"](seat=Seat.EAST, tiles=tiles)
+    with pytest.raises(errors.TableNotStarted):
+        clocks.refusal(doc, table, command)
+    due = time_control.due_start(doc, T0 + timedelta(minutes=5))
+    assert due is not None and due.command_id == f"start:{iso(T0 + timedelta(minutes=5))}"
+    assert time_control.due_start(doc, T0 + timedelta(minutes=4)) is None
+    opened, held = time_control.started(doc, due.moment)
+    assert held == 300 and not time_control.is_held(opened)
+    assert {parse_time(d["due_at"]) for d in opened["deadlines"].values()} == {
+        T0 + timedelta(minutes=5, seconds=30)
+    }
+    assert not due.stands(opened, T0 + timedelta(hours=1))  # a second start finds none
+    with pytest.raises(errors.AlreadyStarted):
+        time_control.started(opened, T0)
+
+
+@pytest.mark.rule("SVC-13")
+def test_a_flagged_deadline_extended_fires_again_under_its_own_id() -> None:
+    _, doc = clocked()
+    firing = clocks.due_firing(doc, T0 + timedelta(seconds=31))
+    assert firing is not None and firing.command_id == f"clock:{firing.seat.value}:1"
+    flagged = clocks.flagged(doc, firing.seat)
+    later = T0 + timedelta(seconds=40)
+    moved, due = time_control.extended(flagged, [firing.seat], 20, "a spill", later)
+    deadline = moved["deadlines"][firing.seat.value]
+    assert parse_time(due[firing.seat.value]) == later + timedelta(seconds=20)  # from now
+    assert not deadline["flagged"] and deadline["extended"] == {"seconds": 20, "reason": "a spill"}
+    again = clocks.due_firing(
+        {**moved, "deadlines": {firing.seat.value: deadline}}, later + timedelta(seconds=21)
+    )
+    assert again is not None and again.command_id == f"clock:{firing.seat.value}:1.1"
+    with pytest.raises(errors.NothingToExtend):
+        time_control.extended({"deadlines": {}}, None, 5, None, later)
+
+
+@pytest.mark.rule("SVC-14", "SVC-15")
+def test_seats_to_the_bot_and_back_and_calls_once() -> None:
+    table, doc = clocked()
+    with_bot = seating.with_bot(doc, Seat.NORTH)
+    assert "north" not in with_bot["deadlines"]  # armed again as the bot's
+    rearmed = clocks.advance(with_bot, table, T0, 2)
+    assert rearmed["deadlines"]["north"]["kind"] == "bot"
+    with pytest.raises(errors.SeatPlayedByBot):
+        seating.refuse_bot(rearmed, Seat.NORTH)
+    with pytest.raises(errors.SeatAlreadyWithBot):
+        seating.with_bot(rearmed, Seat.NORTH)
+    back = clocks.advance(seating.with_person(rearmed, Seat.NORTH, "Nell"), table, T0, 3)
+    assert back["deadlines"]["north"]["kind"] == "confirm_pass" and back["seated"] == {
+        "north": "Nell"
+    }
+    with pytest.raises(errors.SeatNotWithBot):
+        seating.with_person(back, Seat.NORTH, None)
+    open_ = calls.called(back, Seat.WEST, "why", T0)
+    with pytest.raises(errors.AlreadyCalled):
+        calls.called(open_, Seat.WEST, None, T0)
+    closed, facts = calls.answered(open_, Seat.WEST, T0 + timedelta(seconds=9))
+    assert facts == {"called_at": iso(T0), "waited_seconds": 9.0} and not calls.open_calls(closed)
+    with pytest.raises(errors.NoOpenCall):
+        calls.answered(closed, Seat.WEST, T0)
+    with pytest.raises(errors.InvalidCommand):
+        from_director({"type": "answer_call", "seat": "west", "answer": "ruling"})
+
+
+@pytest.mark.rule("SVC-15", "SVC-16")
+def test_a_spectator_is_never_shown_a_tile_nor_a_callers_reason() -> None:
+    for ruleset, seed in (("nmjl", 1), ("house", 2), ("four_winds", 3)):
+        table = Table(Deal.shuffled(seed), ruleset)
+        events: list[Event] = [Event("game_created", None, {"deal": table.deal.to_dict()})]
+
+        def execute(command, table=table, events=events):  # type: ignore[no-untyped-def]
+            produced = table.execute(command)
+            events.extend(produced)
+            return produced
+
+        view_of = partial(seat_view, table)
+        play(execute, view_of, bots_for(seed, blind_rate=0.9), rng=random.Random(seed))
+        events.append(Event("director_called", Seat.WEST, {"reason": "5B#17 came back"}))
+        kinds = {e.type for e in events}
+        assert "tiles_transferred" in kinds
+        for event in events:
+            shown = spectators.redact(event)
+            assert tile_ids(shown) == set(), (ruleset, event.type, shown)
+        assert spectators.redact(events[-1])["payload"] == {}
+        assert redact(events[-1], Seat.WEST)["payload"] == {}  # not even the caller
+        assert redact(events[-1], None)["payload"] == {"reason": "5B#17 came back"}
+        as_of = AsOf(seq=len(events), at=iso(T0), delay=0)
+        view = spectators.spectator_view(table, spectators.clock_from_rows(events), as_of)
+        assert tile_ids(view) == set()
