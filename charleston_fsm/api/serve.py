@@ -22,6 +22,9 @@ from .logs import log, logging_config
 
 #: What each worker calls to build its app (``uvicorn --factory``).
 APP_FACTORY = "charleston_fsm.api.app:create_app"
+#: seconds a worker may leave the supervisor's ping unanswered before it is restarted:
+#: uvicorn's 5 killed workers still starting on a busy machine, over and over (issue 30)
+WORKER_HEALTHCHECK_SECONDS = 60
 
 
 class WorkersNeedPostgres(ValueError):
@@ -101,5 +104,6 @@ def run(
         log_config=logging_config(log_level.upper()),
         access_log=False,
         proxy_headers=True,
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
         **parts,
     )
