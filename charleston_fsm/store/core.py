@@ -181,13 +181,20 @@ class StoreCore:
     @contextmanager
     def reading(self, *, snapshot: bool = False) -> Iterator[Connection]:
         """A read transaction; ``snapshot``: every statement sees the same moment
-        (PostgreSQL REPEATABLE READ; a SQLite read transaction always does)."""
+        (PostgreSQL REPEATABLE READ; a SQLite read transaction always does).
+
+        It ends with ROLLBACK, never COMMIT: a read cannot store anything by accident, and
+        on the wire every COMMIT is a write's (the fault tests break the connection at a
+        COMMIT and must hit the command's, not a background poller's read)."""
         try:
             with self.engine.connect() as conn:
                 if snapshot and self.dialect == "postgresql":
                     conn.execution_options(isolation_level="REPEATABLE READ")
-                with conn.begin():
+                transaction = conn.begin()
+                try:
                     yield conn
+                finally:
+                    transaction.rollback()
         except errors.CharlestonError:
             raise
         except DBAPIError as exc:
