@@ -25,6 +25,7 @@ from . import (
     routes_games,
     routes_live,
     routes_meta,
+    routes_organisers,
     routes_record,
     routes_rounds,
     routes_seats,
@@ -129,6 +130,7 @@ def create_app(
     for module in (
         routes_games,
         routes_rounds,
+        routes_organisers,
         routes_director,
         routes_seats,
         routes_spectators,

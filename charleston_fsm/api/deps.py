@@ -26,6 +26,7 @@ from ..store.room import round_director_opens
 from .auth import bearer_token, check_platform_key, seat_of, token_hash
 from .botrunner import BotRunner
 from .notify import Notifier
+from .organiser_keys import refuse_other_organisers
 from .problems import forbidden, unauthorized
 from .token_cache import TokenCache
 
@@ -74,22 +75,30 @@ def authenticate(request: Request, game_id: str) -> str:
     role = roles.get((game_id, digest))
     if role is None:
         role = store.registry.role_for(game_id, digest)
-        if role is None and could_exist(game_id) and round_director_opens(store, game_id, digest):
-            role = "director"  # the round's token directs each of its tables
+        owner = None
+        if role is None and could_exist(game_id):
+            if round_director_opens(store, game_id, digest):
+                role = "director"  # the round's token directs each of its tables
+            elif (owner := store.organisers.directing(game_id, digest)) is not None:
+                role = "director"  # an organiser's key directs its own games
         if role is not None:  # until its credentials change (token_cache.CredentialWatch)
-            remember(request, game_id, digest, role)
+            remember(request, game_id, digest, role, owner)
     if role is None:
         store.registry.last_seq(game_id)
+        refuse_other_organisers(request, digest, f"game {game_id!r}", "not_your_game")
         raise unauthorized("invalid_token", "This token does not open this game.")
     request.state.role = role
     return role
 
 
-def remember(request: Request, game_id: str, digest: str, role: str) -> None:
-    """Keep a token's role in a game until its credentials change (bounded: the
-    :class:`~.token_cache.TokenCache` empties itself when full)."""
+def remember(
+    request: Request, game_id: str, digest: str, role: str, owner: str | None = None
+) -> None:
+    """Keep a token's role in a game until its credentials change, or its ``owner``'s
+    (an organiser's key: until it is rotated or revoked). Bounded: the
+    :class:`~.token_cache.TokenCache` empties itself when full."""
     roles: TokenCache = request.app.state.roles
-    roles[(game_id, digest)] = role
+    roles.remember((game_id, digest), role, owner)
 
 
 def role_remembered(request: Request) -> bool:

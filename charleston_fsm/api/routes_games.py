@@ -30,11 +30,11 @@ from .deps import (
     StoreDep,
     TokenFirstRoute,
     authenticate,
-    platform_only,
     seat_only,
     token_first,
 )
 from .logs import log
+from .organiser_keys import platform_or_organiser
 from .problems import ApiProblem, bad_request, command_headers, forbidden, validation_detail
 from .render import event_out
 from .responses import FastJSONResponse
@@ -75,17 +75,17 @@ def _command_guard(request: Request) -> None:
     response_model=None,
     responses={201: {"model": CreatedGame}, **problems(400, 401, 403, 413, 422, 503)},
 )
-@token_first(platform_only)
+@token_first(platform_or_organiser)
 def create_game(
     body: CreateGame, request: Request, store: StoreDep, _: Credentials
 ) -> FastJSONResponse:
-    platform_only(request)
+    organiser_id = platform_or_organiser(request)
     setup = table_setup(body)
-    game_id = store.registry.create_game(**setup.store_args)
+    game_id = store.registry.create_game(**setup.store_args, organiser_id=organiser_id)
     request.state.game_id = str(game_id)
-    request.state.role = "platform"
+    request.state.role = "platform" if organiser_id is None else "organiser"
     log.info("game created", extra={"game_id": str(game_id), "ruleset": setup.ruleset})
-    answer = setup.created(game_id)
+    answer = {**setup.created(game_id), "organiser_id": organiser_id}
     return FastJSONResponse(answer, status_code=201, headers={"Location": answer["links"]["self"]})
 
 

@@ -11,10 +11,9 @@ from fastapi.responses import PlainTextResponse, Response
 
 from ..store.record import anchor_key_document, export_record
 from ..tournament.results import results_csv, round_results
-from .auth import bearer_token, token_hash
 from .deps import Credentials, StoreDep, director_only
-from .problems import unauthorized
 from .render import DIAGRAM_RESPONSES, diagram
+from .routes_rounds import round_director_only
 from .schemas import problems
 
 router = APIRouter(tags=["record"])
@@ -76,12 +75,7 @@ def get_round_results(
     _: Credentials,
     format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
 ) -> Any:
-    token = bearer_token(request)
-    if not store.rounds.round_opens(round_id, token_hash(token or "")):
-        raise unauthorized(
-            "invalid_token", "Send the round's own token (from POST /v1/rounds) to read it."
-        )
-    request.state.role = "round_director"
+    round_director_only(request, round_id)
     results = round_results(store, round_id)
     if format == "csv":
         return PlainTextResponse(

@@ -11,8 +11,9 @@ from fastapi.responses import JSONResponse
 from ..store import MAX_TABLES, GameStore, InvalidRound, check_round_size
 from ..store.rounds import numbered
 from .auth import bearer_token, new_token, token_hash
-from .deps import Credentials, StoreDep, TokenFirstRoute, platform_only, token_first
+from .deps import Credentials, StoreDep, TokenFirstRoute, token_first
 from .logs import log
+from .organiser_keys import organiser_of_round, platform_or_organiser, refuse_other_organisers
 from .problems import ApiProblem, unauthorized
 from .routes_games import TableSetup, command_id_of, table_setup
 from .schemas import problems
@@ -42,10 +43,11 @@ router = APIRouter(tags=["rounds"], route_class=TokenFirstRoute)
         "(durable, as in a single game)."
     ),
 )
-@token_first(platform_only)
+@token_first(platform_or_organiser)
 async def create_round(
     body: CreateRound, request: Request, store: StoreDep, _: Credentials
 ) -> JSONResponse:
+    organiser_id = await run_in_threadpool(platform_or_organiser, request)
     specs = _specs(body)
     setups = [_numbered_setup(n, spec) for n, spec in enumerate(specs, start=1)]
     token, watch = new_token(), new_token()
@@ -57,9 +59,16 @@ async def create_round(
     if body.start != "now":
         settings["start"] = body.start if isinstance(body.start, str) else body.start.isoformat()
     round_id, game_ids = await run_in_threadpool(
-        _store_round, store, setups, token, body.name, settings, (watch, body.spectator_delay)
+        _store_round,
+        store,
+        setups,
+        token,
+        body.name,
+        settings,
+        (watch, body.spectator_delay),
+        organiser_id,
     )
-    request.state.role = "platform"
+    request.state.role = "platform" if organiser_id is None else "organiser"
     log.info("round created", extra={"round_id": round_id, "tables": len(game_ids)})
     tables = [
         {
@@ -77,6 +86,7 @@ async def create_round(
         {
             "round_id": round_id,
             "name": body.name,
+            "organiser_id": organiser_id,
             "token": token,
             "spectator_token": watch,
             "tables": tables,
@@ -103,15 +113,21 @@ def get_round(round_id: str, request: Request, store: StoreDep, _: Credentials) 
 
 
 def round_director_only(request: Request, round_id: str) -> None:
-    """The round's own director token (a 404 for an unknown round before any 401)."""
+    """The round's own director token, or its organiser's key (a 404 for an unknown round
+    before any 401)."""
     store = request.app.state.store
     token = bearer_token(request)
-    opens = store.rounds.round_opens(round_id, token_hash(token or ""))
+    digest = token_hash(token or "")
+    opens = store.rounds.round_opens(round_id, digest)
     if token is None:
         raise unauthorized(
             "missing_token", "Send the round's director token as 'Authorization: Bearer <token>'."
         )
     if not opens:
+        if organiser_of_round(request, round_id, digest) is not None:
+            request.state.role = "organiser"
+            return
+        refuse_other_organisers(request, digest, f"round {round_id!r}", "not_your_round")
         raise unauthorized(
             "invalid_token",
             "This token does not open this round: a round is listed with the token its "
@@ -262,6 +278,7 @@ def _store_round(
     name: str | None,
     settings: dict[str, Any],
     spectator: tuple[str, int],
+    organiser_id: str | None,
 ) -> tuple[str, list[str]]:
     return store.rounds.create_round(
         [s.store_args for s in setups],
@@ -269,4 +286,5 @@ def _store_round(
         name=name,
         settings=settings,
         spectator=(token_hash(spectator[0]), spectator[1]),
+        organiser_id=organiser_id,
     )

@@ -188,6 +188,11 @@ class Problem(BaseModel):
 class CreatedGame(BaseModel):
     game_id: str
     ruleset: RulesetName
+    organiser_id: str | None = Field(
+        None,
+        description="The organiser whose key created the game (that key directs it); "
+        "null: the platform's.",
+    )
     options: Options | FourWindsOptions = Field(
         description="The game's options: the ruleset's, with overrides."
     )

@@ -72,6 +72,11 @@ class CreatedTable(CreatedGame):
 class CreatedRound(BaseModel):
     round_id: str
     name: str | None
+    organiser_id: str | None = Field(
+        None,
+        description="The organiser whose key created the round (that key directs it and "
+        "its tables); null: the platform's.",
+    )
     token: str = Field(
         description="The round director's token: it lists the round (GET /v1/rounds/{id}) "
         "and opens each of its tables as their director (the room's links to each desk), "

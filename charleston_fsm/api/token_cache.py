@@ -2,13 +2,14 @@
 
 A role is looked up once per (game, token) and remembered (``deps.authenticate``): the
 command path then reads no credential. Credentials change after creation (a seat's token
-replaced for a substitute, a spectator's link issued again or revoked), so what a
-process remembers must go as soon as the change is committed, in every process:
+replaced for a substitute, a spectator's link issued again or revoked, an organiser's
+key rotated or revoked), so what a process remembers must go as soon as the change is
+committed, in every process:
 
 - the process that made the change forgets the game at once (:meth:`TokenCache.forget`);
 - every process runs a :class:`CredentialWatch`: a thread that reads the store's newest
   ``credential_changes`` rows every :data:`WATCH_INTERVAL` seconds (one indexed read)
-  and forgets those games and rounds. It does not rely on notices, which SQLite's
+  and forgets those games, rounds and organisers. It does not rely on notices, which SQLite's
   processes do not exchange and a stopped process may never send: an old token is
   refused on every process within a second of the change's commit.
 
@@ -33,8 +34,11 @@ RETRY_SECONDS = 2.0  # after a failed read
 
 
 class TokenCache:
-    """(game id, token digest) -> role, and spectators' (subject, digest) -> delay.
+    """(game id, token digest) -> role, spectators' (subject, digest) -> delay, and
+    organisers' key digest -> organiser id.
 
+    An organiser's key directing a game is remembered under the game and under the
+    organiser (``owner``): rotating or revoking the key forgets it in every game.
     Reads and writes of a dict are atomic in CPython; :meth:`forget` takes a lock so a
     game's index stays whole while it is emptied.
     """
@@ -44,6 +48,8 @@ class TokenCache:
         self._roles: dict[tuple[str, str], str] = {}
         self._spectators: dict[tuple[str, str], int] = {}
         self._of_game: defaultdict[str, set[tuple[str, str]]] = defaultdict(set)
+        self._organisers: dict[str, str] = {}  # live key digest -> organiser id
+        self._keys_of: defaultdict[str, set[str]] = defaultdict(set)  # organiser -> digests
         self._lock = threading.Lock()
 
     # the mapping the guards use: (game, digest) -> role
@@ -54,11 +60,29 @@ class TokenCache:
         return key in self._roles
 
     def __setitem__(self, key: tuple[str, str], role: str) -> None:
+        self.remember(key, role)
+
+    def remember(self, key: tuple[str, str], role: str, owner: str | None = None) -> None:
+        """Keep ``key``'s role until its game's (or its ``owner``'s) credentials change."""
         with self._lock:
             if len(self._roles) >= self.size:
                 self._clear()
             self._roles[key] = role
             self._of_game[key[0]].add(key)
+            if owner is not None:
+                self._of_game[owner].add(key)
+
+    def organiser(self, digest: str) -> str | None:
+        """The organiser whose live key ``digest`` is, if remembered."""
+        return self._organisers.get(digest)
+
+    def remember_organiser(self, digest: str, organiser_id: str) -> None:
+        with self._lock:
+            if len(self._organisers) >= self.size:
+                self._organisers.clear()
+                self._keys_of.clear()
+            self._organisers[digest] = organiser_id
+            self._keys_of[organiser_id].add(digest)
 
     def __len__(self) -> int:
         return len(self._roles)
@@ -73,12 +97,15 @@ class TokenCache:
             self._spectators[key] = delay
 
     def forget(self, subjects: set[str]) -> None:
-        """Forget every token remembered for these games or rounds (a round's spectator
-        link opens its tables under the table's id: spectators are forgotten whole)."""
+        """Forget every token remembered for these games, rounds or organisers (a round's
+        spectator link opens its tables under the table's id: spectators are forgotten
+        whole)."""
         with self._lock:
             for subject in subjects:
                 for key in self._of_game.pop(subject, ()):
                     self._roles.pop(key, None)
+                for digest in self._keys_of.pop(subject, ()):
+                    self._organisers.pop(digest, None)
             if subjects:
                 self._spectators.clear()
 
@@ -90,6 +117,8 @@ class TokenCache:
         self._roles.clear()
         self._of_game.clear()
         self._spectators.clear()
+        self._organisers.clear()
+        self._keys_of.clear()
 
 
 class CredentialWatch:

@@ -65,7 +65,7 @@ class Credentials(Part):
                     game_id=game_id, role=seat.value, token_hash=token_hash
                 )
             )
-            _changed(conn, game_id, seat.value, now)
+            log_change(conn, game_id, seat.value, now)
 
         return self._with_row(game_id, annotations.substitute(seat, label), command_id, change)
 
@@ -81,7 +81,7 @@ class Credentials(Part):
             if token_hash is not None:
                 row = spectator_row(game_id, token_hash, delay, now)
                 conn.execute(insert(SpectatorLinkRow).values(row))
-            _changed(conn, game_id, "spectator", now)
+            log_change(conn, game_id, "spectator", now)
 
         annotation = annotations.spectator_link(action, None if token_hash is None else delay)
         return self._with_row(game_id, annotation, command_id, change)
@@ -99,7 +99,7 @@ class Credentials(Part):
             )
             if moved.rowcount != 1:
                 raise RoundNotFound(f"There is no round {round_id!r}.")
-            _changed(conn, round_id, "spectator", datetime.now(UTC))
+            log_change(conn, round_id, "spectator", datetime.now(UTC))
 
     def _with_row(
         self, game_id: str, annotation: Annotation, command_id: str, change: Change
@@ -156,7 +156,7 @@ class Credentials(Part):
             return set(rows)
 
 
-def _changed(conn: Connection, subject: str, what: str, now: datetime) -> None:
+def log_change(conn: Connection, subject: str, what: str, now: datetime) -> None:
     """Log the change for every process's watch; forget what no watch reads any more."""
     conn.execute(delete(CredentialChangeRow).where(CredentialChangeRow.changed_at < now - KEPT))
     conn.execute(insert(CredentialChangeRow).values(id=subject, changed_at=now, what=what))

@@ -99,3 +99,16 @@ class RecordNotExportable(SetupError):
 
     code = "record_not_exportable"
     rule = "SVC-08"
+
+
+class OrganiserNotFound(StoreError):
+    kind = "not_found"
+    code = "organiser_not_found"
+    rule = "SVC-05"
+
+
+class InvalidOrganiser(SetupError):
+    """An organiser that cannot be created as asked (its name)."""
+
+    code = "invalid_organiser"
+    rule = "SVC-05"

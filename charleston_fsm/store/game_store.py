@@ -20,7 +20,9 @@ of its module, where callers reach it:
   set_round_spectator, spectator_delay, round_spectator_delay, changed_since;
 - ``round_acts``, :class:`~.round_acts.RoundActs`: act (start, pause, resume a round);
 - ``spectating``, :class:`~.spectating.Spectating`: view, events, round_tables (what a
-  spectator's link shows, behind its delay).
+  spectator's link shows, behind its delay);
+- ``organisers``, :class:`~.organisers.Organisers`: create, get, listing, rotate, revoke,
+  holder, directing, owns_round, games, rounds (organisers' keys and what they own).
 
 No part imports this module: each gets the core and the parts it uses when it is built
 here, so each can be built and tested on its own (``tests/test_store_parts.py``).
@@ -35,6 +37,7 @@ from .auditor import Auditor
 from .clock_worker import ClockWorker
 from .core import StoreCore
 from .credentials import Credentials
+from .organisers import Organisers
 from .reads import CheckedReads
 from .registry import GameRegistry
 from .round_acts import RoundActs
@@ -70,6 +73,7 @@ class GameStore:
         self.credentials = Credentials(core, self.writes)
         self.round_acts = RoundActs(core, self.writes)
         self.spectating = Spectating(core, self.reads)
+        self.organisers = Organisers(core)
 
     @property
     def anchor_key(self) -> AnchorKey:

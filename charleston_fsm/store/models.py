@@ -30,6 +30,7 @@ JSONDoc = JSON().with_variant(JSONB(), "postgresql")
 ClockDoc = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 
 MAX_GAME_ID = 64  # games.id
+MAX_ORGANISER_NAME = 100  # organisers.name
 MAX_SEQ = 2**31 - 1  # events.seq is an INTEGER: no seq, nor any "after", goes past it
 
 NAMING = {
@@ -71,6 +72,8 @@ class GameRow(Base):
     #: lifted, a projection rebuilt, a clock reset): a writer that cached the game
     #: expects it with ``last_seq`` (docs/store.md, "One command, one statement")
     epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    #: the organiser whose key created the game (``organisers.id``); NULL: the platform's
+    organiser_id: Mapped[str | None] = mapped_column(String(MAX_GAME_ID), index=True)
 
 
 class EventRow(Base):
@@ -185,6 +188,9 @@ class RoundRow(Base):
     #: the round's spectator link (sha256 of its token) and its delay; NULL: none
     spectator_hash: Mapped[str | None] = mapped_column(String(64))
     spectator_delay: Mapped[int | None] = mapped_column(Integer)
+    #: the organiser whose key created the round (each of its tables has it too); NULL:
+    #: the platform's
+    organiser_id: Mapped[str | None] = mapped_column(String(MAX_GAME_ID), index=True)
 
 
 class SpectatorLinkRow(Base):
@@ -213,6 +219,21 @@ class CredentialChangeRow(Base):
         DateTime(timezone=True), primary_key=True, index=True
     )
     what: Mapped[str] = mapped_column(String(16), primary_key=True)
+
+
+class OrganiserRow(Base):
+    """One organiser of a platform: its name and the sha256 of its key (``key_hash``,
+    replaced by a rotation; kept once revoked, so a revoked key is told apart from an
+    unknown one). A small table, kept whole on every node as ``rounds`` is."""
+
+    __tablename__ = "organisers"
+
+    id: Mapped[str] = mapped_column(String(MAX_GAME_ID), primary_key=True)
+    name: Mapped[str] = mapped_column(String(MAX_ORGANISER_NAME))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    key_rotated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 metadata = Base.metadata

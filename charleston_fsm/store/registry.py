@@ -78,6 +78,7 @@ class GameRegistry(Part):
         start_at: datetime | None = None,
         spectator: tuple[str, int] | None = None,
         pace: float | None = None,
+        organiser_id: str | None = None,
     ) -> str:
         """A new game: its ``game_created`` row (seq 1), projection and credentials.
 
@@ -86,7 +87,9 @@ class GameRegistry(Part):
         ``clocks.pace_for`` when ``None``) are fixed here, in the ``game_created`` payload,
         and so is the start gate: ``held`` (the director starts it) or ``start_at`` (it
         starts then; :mod:`charleston_fsm.engine.time_control`). ``spectator``: the sha256
-        of its spectator link's token and the link's delay in seconds.
+        of its spectator link's token and the link's delay in seconds. ``organiser_id``:
+        the organiser whose key creates it (its key then directs it); ``None``: the
+        platform's.
         ``conn``: inside the caller's write transaction, instead of one of its own.
         """
         rows = self.new_game_rows(
@@ -105,6 +108,7 @@ class GameRegistry(Part):
             start_at=start_at,
             spectator=spectator,
             pace=pace,
+            organiser_id=organiser_id,
         )
         game_id = rows.game["id"]
         unknown = (
@@ -137,6 +141,7 @@ class GameRegistry(Part):
         start_at: datetime | None = None,
         spectator: tuple[str, int] | None = None,
         pace: float | None = None,
+        organiser_id: str | None = None,
     ) -> NewGameRows:
         """Every row of a new game, made without the database (:meth:`create_game`'s
         arguments): the chart, the deal, the clock's first deadlines and the anchor's
@@ -192,6 +197,7 @@ class GameRegistry(Part):
                 "id": game_id,
                 "round_id": round_id,
                 "round_table": round_table,
+                "organiser_id": organiser_id,
                 "ruleset": rules.name,
                 "options": payload["options"],
                 "created_at": now,

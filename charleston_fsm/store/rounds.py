@@ -138,6 +138,7 @@ class Rounds(Part):
         settings: Mapping[str, Any] | None = None,
         round_id: str | None = None,
         spectator: tuple[str, int] | None = None,
+        organiser_id: str | None = None,
     ) -> tuple[str, list[str]]:
         """A round of ``tables`` (each ``create_game``'s keyword arguments), all committed
         together; returns the round id and the game ids in table order (table 1 first).
@@ -146,6 +147,8 @@ class Rounds(Part):
         nothing of the round is stored. ``token_hash``: the sha256 of the round
         director's token (it lists the round; each table has its own credentials).
         ``spectator``: the sha256 of the round's spectator link and its delay (seconds).
+        ``organiser_id``: the organiser whose key creates it, given to each table too
+        (its key directs them all); ``None``: the platform's.
         """
         check_round_size(len(tables))
         if len(token_hash) != 64:
@@ -162,7 +165,9 @@ class Rounds(Part):
         for number, setup in enumerate(tables, start=1):
             with numbered(number):
                 games.append(
-                    self.registry.new_game_rows(**setup, round_id=round_id, round_table=number)
+                    self.registry.new_game_rows(
+                        **setup, round_id=round_id, round_table=number, organiser_id=organiser_id
+                    )
                 )
         if spectator is not None:
             check_digest(spectator[0])
@@ -176,6 +181,7 @@ class Rounds(Part):
                     token_hash=token_hash,
                     spectator_hash=spectator[0] if spectator else None,
                     spectator_delay=spectator[1] if spectator else None,
+                    organiser_id=organiser_id,
                 )
             )
             self.registry.insert_games(conn, games)
