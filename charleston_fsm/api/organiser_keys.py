@@ -74,7 +74,9 @@ def platform_or_organiser(request: Request) -> str | None:
     """The organiser whose key the request bears, or ``None`` for the platform (its key;
     anyone where the service has none, as before organisers). Anything else: 401/403."""
     token = bearer_token(request)
-    if token is not None and not is_platform_key(request, token):
+    if is_platform_key(request, token):
+        return None
+    if token is not None:
         organiser_id = live_organiser(request, token_hash(token))
         if organiser_id is not None:
             request.state.role = "organiser"
