@@ -22,6 +22,7 @@ TABLES = {
     "rounds",
     "spectator_links",
     "credential_changes",
+    "organisers",
 }
 
 

@@ -101,7 +101,7 @@ def _links(organiser_id: str) -> dict[str, str]:
     status_code=201,
     summary="Create an organiser; returns its key, once (the platform key)",
     response_model=None,
-    responses={201: {"model": OrganiserKey}, **problems(400, 401, 403, 413, 503)},
+    responses={201: {"model": OrganiserKey}, **problems(400, 401, 403, 413, 422, 503)},
     description=(
         "The key creates the organiser's own games and rounds (POST /v1/games, "
         "POST /v1/rounds), lists them (GET /v1/games, GET /v1/rounds) and directs them "

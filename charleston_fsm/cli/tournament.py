@@ -65,6 +65,13 @@ def simulate_command(
     platform_key: str | None = typer.Option(
         None, "--platform-key", envvar="CHARLESTON_PLATFORM_KEY", help="With --url: the key."
     ),
+    organiser_key: str | None = typer.Option(
+        None,
+        "--organiser-key",
+        envvar="CHARLESTON_ORGANISER_KEY",
+        help="With --url: an organiser's key instead of the platform's (the round is then "
+        "that organiser's, which its key lists and directs).",
+    ),
     ruling: str | None = typer.Option(
         None,
         "--ruling",
@@ -92,7 +99,7 @@ def simulate_command(
                 console,
                 url,
                 plan,
-                platform_key=platform_key,
+                platform_key=organiser_key or platform_key,
                 concurrency=concurrency,
                 timeout=timeout,
                 ruling=ruling,

@@ -231,7 +231,9 @@ class OrganiserRow(Base):
     id: Mapped[str] = mapped_column(String(MAX_GAME_ID), primary_key=True)
     name: Mapped[str] = mapped_column(String(MAX_ORGANISER_NAME))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    #: indexed, not unique: every unique constraint of the schema holds ``game_id``
+    #: (docs/store.md); a digest of 32 random bytes is no one else's
+    key_hash: Mapped[str] = mapped_column(String(64), index=True)
     key_rotated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 

@@ -34,8 +34,9 @@ def upgrade() -> None:
         sa.Column("key_rotated_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("id", name="pk_organisers"),
-        sa.UniqueConstraint("key_hash", name="uq_organisers_key_hash"),
     )
+    # not unique: every unique constraint of the schema holds game_id (a Citus rule)
+    op.create_index("ix_organisers_key_hash", "organisers", ["key_hash"])
     op.add_column("games", sa.Column("organiser_id", sa.String(64), nullable=True))
     op.create_index("ix_games_organiser_id", "games", ["organiser_id"])
     op.add_column("rounds", sa.Column("organiser_id", sa.String(64), nullable=True))
@@ -48,4 +49,5 @@ def downgrade() -> None:
     # not batch mode: see 0003's downgrade (SQLite would rebuild games, cascading)
     op.execute("ALTER TABLE rounds DROP COLUMN organiser_id")
     op.execute("ALTER TABLE games DROP COLUMN organiser_id")
+    op.drop_index("ix_organisers_key_hash", table_name="organisers")
     op.drop_table("organisers")
