@@ -19,7 +19,7 @@ from anyio import to_thread
 from fastapi import APIRouter, FastAPI
 from fastapi.concurrency import run_in_threadpool
 
-from ..store import POOL_THREADS, GameStore
+from ..store import GameStore
 from . import (
     routes_director,
     routes_games,
@@ -53,8 +53,11 @@ ON_LOOP_ENV = "CHARLESTON_COMMANDS_ON_LOOP"
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     notifier: Notifier = app.state.notifier
-    # the route threads and the store's connection pool are sized together
-    to_thread.current_default_thread_limiter().total_tokens = POOL_THREADS
+    # the route threads and the store's connection pool are sized together (each route
+    # thread holds at most one pooled connection: store/connection_budget.py)
+    to_thread.current_default_thread_limiter().total_tokens = (
+        app.state.store.core.budget.route_threads
+    )
     await run_in_threadpool(notifier.start)
     clock = ClockThread(app.state.store, app.state.clock_interval)
     clock.start()

@@ -8,6 +8,7 @@ from enum import StrEnum
 import typer
 
 from ..bench.command import bench_command
+from ..store.connection_budget import DEFAULT_ROUTE_THREADS, ROUTE_THREADS_ENV
 from .common import (
     AnchorKeyFile,
     DatabaseUrl,
@@ -59,6 +60,21 @@ def serve_command(
         "auto", help="HTTP parser; auto is httptools (C, a dependency), h11 is pure Python."
     ),
     loop: EventLoop = typer.Option("auto", help="Event loop; auto is uvloop (a dependency)."),
+    route_threads: int = typer.Option(
+        DEFAULT_ROUTE_THREADS,
+        min=1,
+        envvar=ROUTE_THREADS_ENV,
+        help="Threads serving requests in each process; each holds at most one PostgreSQL "
+        "connection, so this sizes the process's connections (docs/deploy.md, Connections).",
+    ),
+    max_connections: int | None = typer.Option(
+        None,
+        min=1,
+        envvar="CHARLESTON_MAX_CONNECTIONS",
+        help="PostgreSQL connections all processes may open together (default: the "
+        "server's max_connections less its reserved ones and 10); behind a pooler, its "
+        "client limit. A plan beyond it is refused at start-up.",
+    ),
 ) -> None:
     """Run the HTTP service; migrates an empty database. Logs are JSON lines on stderr;
     on a terminal a short banner comes first (the address, the database, the anchor key)."""
@@ -68,6 +84,7 @@ def serve_command(
     from ..api.logs import configure, log
 
     configure(log_level.upper())
+    os.environ[ROUTE_THREADS_ENV] = str(route_threads)  # this store's pool, and workers'
     person = sys.stderr.isatty()
     held: list[tuple[str, str]] = []  # on a terminal, logged after the banner
 
@@ -80,8 +97,10 @@ def serve_command(
     store = _open_store(database_url, say=say, anchor_key_file=anchor_key_file)
     try:
         serve.check_workers(workers, store.dialect)
-    except serve.WorkersNeedPostgres as exc:
+        connections = serve.connection_plan(store, workers, max_connections)
+    except (serve.WorkersNeedPostgres, serve.PlanTooLarge) as exc:
         log.error(str(exc))
+        store.dispose()
         raise typer.Exit(2) from None
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     if person:
@@ -89,6 +108,7 @@ def serve_command(
     for level, text in held:
         getattr(log, level)(text)
     log.info(f"anchors signed with the key from {store.anchor_key.source}")
+    log.info(connections)
     if workers > 1:  # each worker builds its own app from these settings
         os.environ.update(
             serve.worker_environment(
