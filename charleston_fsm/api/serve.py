@@ -18,7 +18,7 @@ from typing import Any
 from ..store.anchors import KEY_FILE_ENV
 from ..store.connection_budget import ConnectionBudget, refusal, server_room
 from ..store.urls import ENV_VAR as DATABASE_ENV
-from .app import MAX_BODY_ENV, ON_LOOP_ENV, PLATFORM_KEY_ENV
+from .app import BODY_TIMEOUT_ENV, MAX_BODY_ENV, ON_LOOP_ENV, PLATFORM_KEY_ENV
 from .logs import log, logging_config
 
 #: What each worker calls to build its app (``uvicorn --factory``).
@@ -92,6 +92,7 @@ def worker_environment(
     anchor_key_file: str | None,
     platform_key: str | None,
     max_body_bytes: int | None,
+    body_timeout: float | None = None,
 ) -> dict[str, str]:
     """The variables through which every worker's ``create_app()`` gets the CLI's settings.
 
@@ -105,6 +106,8 @@ def worker_environment(
         env[PLATFORM_KEY_ENV] = platform_key
     if max_body_bytes is not None:
         env[MAX_BODY_ENV] = str(max_body_bytes)
+    if body_timeout is not None:
+        env[BODY_TIMEOUT_ENV] = str(body_timeout)
     return env
 
 

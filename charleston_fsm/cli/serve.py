@@ -49,6 +49,13 @@ def serve_command(
         envvar="CHARLESTON_MAX_BODY_BYTES",
         help="Largest request body accepted, in bytes (default 65536); a larger one is a 413.",
     ),
+    body_timeout: float | None = typer.Option(
+        None,
+        min=0.1,
+        envvar="CHARLESTON_BODY_TIMEOUT",
+        help="Seconds a request's body has to arrive after its headers (default 10); a "
+        "slower one is answered 408 and its connection closed.",
+    ),
     workers: int = typer.Option(
         1,
         min=1,
@@ -116,12 +123,18 @@ def serve_command(
                 anchor_key_file=anchor_key_file,
                 platform_key=platform_key,
                 max_body_bytes=max_body_bytes,
+                body_timeout=body_timeout,
             )
         )
         store.dispose()
         app_ = None
     else:
-        app_ = create_app(store, platform_key=platform_key or None, max_body_bytes=max_body_bytes)
+        app_ = create_app(
+            store,
+            platform_key=platform_key or None,
+            max_body_bytes=max_body_bytes,
+            body_timeout=body_timeout,
+        )
     log.info(f"open http://{shown}:{port}/ in a browser to create a game and take a seat")
     serve.run(
         app_,
