@@ -9,15 +9,17 @@ platform key when ``CHARLESTON_PLATFORM_KEY`` is set. Every token travels in
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 
 from fastapi import Request
 
 from ..engine.seats import SEATS, Seat
-from .problems import forbidden, unauthorized
+from ..store import hash_token
+from .problems import bad_request, forbidden, unauthorized
 
+#: a token's digest, as the store keeps it (one definition: store/hashing.py)
+token_hash = hash_token
 ROLES = (*(s.value for s in SEATS), "director")
 PLATFORM_RULE = "SVC-05"  # games are created by the platform, with its key when one is set
 
@@ -31,15 +33,18 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def bearer_token(request: Request) -> str | None:
     """The bearer token of the request; ``None`` when there is no Authorization header."""
-    header = request.headers.get("authorization")
-    if header is None:
+    sent = request.headers.getlist("authorization")
+    if len(sent) > 1:  # which one is meant is the client's to say, never a guess
+        raise bad_request(
+            "repeated_authorization",
+            f"The request has {len(sent)} Authorization headers: send exactly one, "
+            "'Authorization: Bearer <token>'.",
+        )
+    if not sent:
         return None
+    header = sent[0]
     scheme, _, token = header.strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise unauthorized(
