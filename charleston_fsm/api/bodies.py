@@ -41,12 +41,6 @@ def nests_too_deep(raw: bytes) -> bool:
     return False
 
 
-def _read_as_json(request: Request) -> bool:
-    """Whether FastAPI reads this request's body as JSON (no content type, or a JSON one)."""
-    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    return not kind or kind == "application/json" or kind.endswith("+json")
-
-
 def check_encoding(request: Request) -> None:
     """Refuse a body sent with a content encoding: the service reads bodies as they are."""
     encoding = request.headers.get("content-encoding", "").strip().lower()
@@ -63,10 +57,11 @@ def check_encoding(request: Request) -> None:
 
 async def check_body(request: Request) -> bytes:
     """The request's body, read once (routes read it again from the request's cache),
-    refused when it is encoded or nests deeper than :data:`MAX_DEPTH`."""
+    refused when it is encoded or nests deeper than :data:`MAX_DEPTH` (whatever its
+    content type says: every body this service takes is JSON)."""
     check_encoding(request)
     raw = await request.body()
-    if _read_as_json(request) and nests_too_deep(raw):
+    if nests_too_deep(raw):
         raise bad_request(
             "invalid_request",
             f"The body nests JSON arrays and objects more than {MAX_DEPTH} levels deep; "
