@@ -13,7 +13,7 @@ Bounded for CI: ``CHARLESTON_HOSTILE_EXAMPLES`` examples per database (default 4
 few seconds on a quiet machine; 400 with ``CHARLESTON_LONG_TESTS=1``; a fixed set under
 ``CI=true``, new ones on every other run). The long form::
 
-    CHARLESTON_HOSTILE_EXAMPLES=2000 .venv/bin/pytest tests/test_api_hostile_fuzz.py
+    CHARLESTON_HOSTILE_EXAMPLES=2000 ./dev test tests/test_api_hostile_fuzz.py
 """
 
 from __future__ import annotations

@@ -15,11 +15,9 @@ import secrets
 from fastapi import Request
 
 from ..engine.seats import SEATS, Seat
-from ..store import hash_token
+from ..store.hashing import hash_token
 from .problems import bad_request, forbidden, unauthorized
 
-#: a token's digest, as the store keeps it (one definition: store/hashing.py)
-token_hash = hash_token
 ROLES = (*(s.value for s in SEATS), "director")
 PLATFORM_RULE = "SVC-05"  # games are created by the platform, with its key when one is set
 
@@ -31,6 +29,10 @@ def seat_of(role: str) -> Seat | None:
 
 def new_token() -> str:
     return secrets.token_urlsafe(32)
+
+
+#: a token's stored form: the store's one definition (``store.hashing``), named for the routes
+token_hash = hash_token
 
 
 def bearer_token(request: Request) -> str | None:
