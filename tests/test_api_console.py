@@ -45,7 +45,8 @@ def test_links_judge_and_room_over_http(db_url: str, tmp_path: Path) -> None:
                 game.path("/director/commands"),
                 json={"type": "judge_declaration", "verdict": "valid", "text": "x"},
             )
-            assert again.status_code == 409 and again.json()["code"] == "no_declaration_to_judge"
+            assert again.status_code == 409, again.text
+            assert again.json()["code"] == "declaration_already_judged"  # set aside, judged
             ok(game.command("south", {"type": "confirm_pass", "tiles": game.plain("south")}))
             assert ok(director.get(game.path("/verify")))["ok"]
             audit = ok(director.get(game.path("/audit")))

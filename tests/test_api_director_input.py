@@ -95,7 +95,7 @@ def test_nul_in_a_ruling_or_a_lift_note_is_422_naming_the_field(
                 .values(snapshot=kept)
             )
         lift = game.path("/quarantine/lift")
-        body = problem(director.post(lift, json={"note": "fixed\x00"}), 422, "invalid_note")
+        body = problem(director.post(lift, json={"note": "fixed\x00"}), 422, "invalid_text")
         assert "note" in body["detail"] and "NUL" in body["detail"]
         assert game.clients["east"].get(game.path()).status_code == 423  # still quarantined
         lifted = ok(director.post(lift, json={"note": "projection put back"}))

@@ -29,6 +29,12 @@ TOKENS = {role: f"token-of-{role}-0123456789abcdef" for role in ROLES}
 JSON = "application/json"
 
 
+def nested(depth: int, value: bytes = b"[]") -> bytes:
+    """A command whose extra field nests ``depth`` objects deep (answered 500 by a
+    recursion error before issue 30: about 4 KB at depth 1,000)."""
+    return b'{"type": "withdraw_pass", "x": ' + b'{"a": ' * depth + value + b"}" * depth + b"}"
+
+
 def bodies(tiles: list[int]) -> list[tuple[str, dict[str, str], bytes]]:
     """(what, headers, body): every way a client may send a command body."""
     confirm = f'{{"type": "confirm_pass", "tiles": {tiles}}}'.encode()
@@ -50,6 +56,13 @@ def bodies(tiles: list[int]) -> list[tuple[str, dict[str, str], bytes]]:
         ("withdraw, the hot path", {"Content-Type": JSON}, b'{"type": "withdraw_pass"}'),
         ("JSON with charset", {"Content-Type": "application/json; charset=utf-8"}, confirm),
         ("a +json type", {"Content-Type": "application/x+json"}, b'{"type": "withdraw_pass"}'),
+        ("nested 30 deep", {"Content-Type": JSON}, nested(30)),
+        ("nested 500 deep", {"Content-Type": JSON}, nested(500)),
+        ("nested 1023 deep", {"Content-Type": JSON}, nested(1022, b"[1.5]")),
+        ("arrays 5000 deep", {"Content-Type": JSON}, b"[" * 5000 + b"]" * 5000),
+        ("nested, no content type", {}, nested(700)),
+        ("gzip", {"Content-Type": JSON, "Content-Encoding": "gzip"}, b'{"type": "withdraw_pass"}'),
+        ("a numeric command id", {"Content-Type": JSON}, b'{"type": "ready", "command_id": 7}'),
         ("confirm by id", {"Content-Type": JSON, "Idempotency-Key": "k1"}, confirm),
         ("the same id again", {"Content-Type": JSON, "Idempotency-Key": "k1"}, confirm),
     ]
@@ -78,9 +91,20 @@ def test_each_kind_of_body_over_http(sqlite_url: str, tmp_path: Path) -> None:
             "a float": (422, "invalid_command"),
             "a bad command id": (400, "invalid_command_id"),
             "another seat": (403, "seat_mismatch"),
+            "nested 30 deep": (422, "invalid_command"),  # within the bound: the command's
+            "nested 500 deep": (400, "invalid_request"),
+            "nested 1023 deep": (400, "invalid_request"),
+            "arrays 5000 deep": (400, "invalid_request"),
+            "nested, no content type": (400, "invalid_request"),
+            "gzip": (415, "unsupported_content_encoding"),
+            "a numeric command id": (400, "invalid_command_id"),
         }
         for what, (status, code) in refused.items():
             problem(answers[what], status, code)
+        for what in ("nested 500 deep", "nested 1023 deep", "arrays 5000 deep"):
+            assert "more than 32 levels deep" in answers[what].json()["detail"], what
+        assert "Content-Encoding" in answers["gzip"].json()["detail"]
+        assert "string" in answers["a numeric command id"].json()["detail"]
         stored = {
             "a byte-order mark (json reads it)": "pass_confirmed",
             "withdraw, the hot path": "pass_withdrawn",
@@ -97,6 +121,7 @@ def test_each_kind_of_body_over_http(sqlite_url: str, tmp_path: Path) -> None:
         # the refusals stored nothing: five commands, five events after the deal
         events = ok(east.get(game.path("/events")))["events"]
         assert [e["seq"] for e in events] == list(range(1, 7))
+        assert not [line for line in server.log_lines() if line.get("level") == "error"]
         game.close()
 
 

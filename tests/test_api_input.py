@@ -86,6 +86,7 @@ def test_bodies_past_the_limit_are_413_while_streaming(sqlite_url: str, tmp_path
 
 
 BAD = (400, "invalid_request")
+BAD_TEXT = (422, "invalid_text")  # a well-formed body whose text the record cannot keep
 NO_GAME = (404, "game_not_found")
 BAD_RESUME = (400, "invalid_last_event_id")
 LONE_SURROGATE = b'{"players": {"east": "\\ud800"}}'  # valid JSON, not encodable text
@@ -100,9 +101,9 @@ def hostile_requests(game: Game) -> list[tuple[str, str, dict, tuple[int, str]]]
         ("GET", nul + "/events", {}, NO_GAME),
         ("POST", nul + "/commands", {"json": {"type": "place_tiles"}}, NO_GAME),
         ("GET", "/v1/games/" + "a" * 65, {}, NO_GAME),
-        ("POST", "/v1/games", {"json": {"players": {"east": "A\x00n"}}}, BAD),
-        ("POST", "/v1/games", {"content": LONE_SURROGATE, "headers": JSON}, BAD),
-        ("POST", "/v1/games", {"json": {"players": {"east": "x" * 65}}}, BAD),
+        ("POST", "/v1/games", {"json": {"players": {"east": "A\x00n"}}}, BAD_TEXT),
+        ("POST", "/v1/games", {"content": LONE_SURROGATE, "headers": JSON}, BAD_TEXT),
+        ("POST", "/v1/games", {"json": {"players": {"east": "x" * 65}}}, BAD_TEXT),
         ("POST", "/v1/games", {"json": {"seed": 2**64}}, BAD),
         ("POST", "/v1/games", {"json": {"options": {"blind_pass": {"deep": [1]}}}}, BAD),
         ("POST", "/v1/games", {"json": {"options": {f"o{i}": i for i in range(17)}}}, BAD),

@@ -43,8 +43,13 @@ def test_openapi_rulesets_health(server: Server) -> None:
             assert path in spec["paths"], path
         assert "HTTPBearer" in spec["components"]["securitySchemes"]
         commands = spec["paths"]["/v1/games/{game_id}/commands"]["post"]["responses"]
-        for status in ("400", "401", "403", "404", "409", "422"):
+        for status in ("400", "401", "403", "404", "409", "415", "422"):
             assert list(commands[status]["content"]) == ["application/problem+json"], status
+        # every operation with a body documents an encoded body and a text not kept
+        for path, operations in spec["paths"].items():
+            for method, operation in operations.items():
+                if "requestBody" in operation:
+                    assert {"415", "422"} <= set(operation["responses"]), (method, path)
         assert commands["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
             "/CommandResult"
         )

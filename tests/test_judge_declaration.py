@@ -61,7 +61,11 @@ def test_invalid_heavenly_hand_plays_the_charleston_from_the_first_right() -> No
     # the set-aside hand is not declared again, and judged once only
     assert "declare_mah_jongg" not in seat_view(table, E)["allowed_commands"]
     assert_refused(table, declare(E), errors.AlreadyDeclared, "already_declared", "NMJL-21")
-    assert_refused(table, judge("valid"), errors.NoDeclarationToJudge, "no_declaration_to_judge")
+    # judged, if set aside: a second verdict (a director who lost the race) hears so
+    refused = assert_refused(
+        table, judge("valid"), errors.DeclarationAlreadyJudged, "declaration_already_judged"
+    )
+    assert "already judged invalid" in refused.message and "set aside" in refused.message
     # the Charleston then runs to its end and says why it ended, as if nothing was declared
     to_the_end(table)
     assert table.finished and table.ended_reason == "all passes complete"

@@ -16,7 +16,7 @@ from fastapi import Request
 
 from ..engine.seats import SEATS, Seat
 from ..store.hashing import hash_token
-from .problems import forbidden, unauthorized
+from .problems import bad_request, forbidden, unauthorized
 
 ROLES = (*(s.value for s in SEATS), "director")
 PLATFORM_RULE = "SVC-05"  # games are created by the platform, with its key when one is set
@@ -37,9 +37,16 @@ token_hash = hash_token
 
 def bearer_token(request: Request) -> str | None:
     """The bearer token of the request; ``None`` when there is no Authorization header."""
-    header = request.headers.get("authorization")
-    if header is None:
+    sent = request.headers.getlist("authorization")
+    if len(sent) > 1:  # which one is meant is the client's to say, never a guess
+        raise bad_request(
+            "repeated_authorization",
+            f"The request has {len(sent)} Authorization headers: send exactly one, "
+            "'Authorization: Bearer <token>'.",
+        )
+    if not sent:
         return None
+    header = sent[0]
     scheme, _, token = header.strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise unauthorized(

@@ -24,6 +24,7 @@ from ..store import GameStore
 from ..store.reads import could_exist
 from ..store.room import round_director_opens
 from .auth import bearer_token, check_platform_key, seat_of, token_hash
+from .bodies import check_body
 from .botrunner import BotRunner
 from .notify import Notifier
 from .organiser_keys import refuse_other_organisers
@@ -166,16 +167,21 @@ async def _learn_role_on_loop(request: Request) -> None:
 
 
 class TokenFirstRoute(APIRoute):
-    """A route whose endpoint's :func:`token_first` guard runs before its body is read."""
+    """A route whose endpoint's :func:`token_first` guard runs before its body is read,
+    and whose body is checked (:func:`~.bodies.check_body`) before FastAPI parses it."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         guard = getattr(self.endpoint, "token_guard", None)
-        if guard is None:
+        if guard is None and self.body_field is None:
             return handler
+        takes_body = self.body_field is not None
 
         async def guarded(request: Request) -> Response:
-            await run_guard(guard, request)
+            if guard is not None:
+                await run_guard(guard, request)
+            if takes_body:
+                await check_body(request)
             return await handler(request)
 
         return guarded

@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .bodies import check_body
 from .deps import run_guard
 
 JSON_TYPES = ("application/json", "application/json; charset=utf-8")
@@ -60,7 +61,7 @@ def hot_route(declared: APIRoute, prefix: str) -> Route:
 
     async def hot(request: Request) -> Response:
         await run_guard(guard, request)
-        body = _json_object(request, await request.body())
+        body = _json_object(request, await check_body(request))
         if body is None:  # FastAPI's handler reads the same body from the request's cache
             return await fastapi_handler(request)
         values = {name: ARGUMENTS[name](request, body) for name in names}
@@ -89,10 +90,15 @@ def _json_object(request: Request, raw: bytes) -> dict[str, Any] | None:
 
 
 def _holds_float(value: Any) -> bool:
-    if type(value) is float:
-        return True
-    if type(value) is dict:
-        return any(_holds_float(v) for v in value.values())
-    if type(value) is list:
-        return any(_holds_float(v) for v in value)
+    """Whether a float is anywhere in ``value`` (a walk with a list, not recursion:
+    :func:`~.bodies.check_body` bounds the depth, and this holds without it)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is float:
+            return True
+        if type(item) is dict:
+            pending.extend(item.values())
+        elif type(item) is list:
+            pending.extend(item)
     return False

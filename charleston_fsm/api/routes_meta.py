@@ -175,6 +175,10 @@ def openapi(app: FastAPI) -> dict[str, Any]:
             if default.get("schema", {}).get("$ref", "").endswith("/HTTPValidationError"):
                 del responses["422"]
                 responses.setdefault("400", problem_response(400))
+            if "requestBody" in operation:
+                # api/bodies.py: an encoded body; a text the record cannot keep
+                responses.setdefault("415", problem_response(415))
+                responses.setdefault("422", problem_response(422))
             # any operation may fail unexpectedly: RequestContext answers it
             responses.setdefault("500", problem_response(500))
             for response in responses.values():

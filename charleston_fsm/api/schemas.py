@@ -15,6 +15,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, 
 from ..engine.charts.four_winds import FourWindsOptions
 from ..engine.clock_options import MAX_SECONDS, ClockOptions
 from ..engine.clocks import MAX_PACE
+from ..engine.free_text import ONE_LINE, KeptText
 from ..engine.rulesets import Options
 from ..engine.seats import Direction, Seat
 from ..engine.tiles import HAND_SIZE
@@ -30,16 +31,10 @@ MAX_HAND = max(HAND_SIZE.values())  # tiles dealt to East
 MAX_SEED = 2**62  # a float in JSON Schema: exactly representable
 
 
-def _printable(text: str) -> str:
-    if not text.isprintable():
-        raise ValueError("must be printable text, without control characters such as NUL")
-    return text
-
-
-#: a short text the store keeps (names): PostgreSQL refuses NUL in text
-Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(_printable)]
+#: a short text the store keeps (names): one printable line (engine/free_text.py)
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME), ONE_LINE]
 #: an option's value: options are flags and choices, never documents
-OptionValue = bool | int | Annotated[str, Field(max_length=MAX_NAME)] | None
+OptionValue = bool | int | Annotated[str, Field(max_length=MAX_NAME), ONE_LINE] | None
 
 
 # -- request bodies -----------------------------------------------------------------------
@@ -345,7 +340,7 @@ class QuarantineList(BaseModel):
 
 class LiftQuarantine(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    note: str = Field(
+    note: KeptText = Field(
         "", max_length=1000, description="What was repaired, for the record of the lift"
     )
 
@@ -446,7 +441,9 @@ PROBLEM_DESCRIPTIONS = {
     408: "The request body did not arrive in time (serve --body-timeout); nothing was done",
     409: "Not valid now (kind not_now) or a reused command id",
     413: "The request body is larger than the service's limit",
-    422: "A rule refusal (kind rule) or a bad setup (kind setup)",
+    415: "The body was sent with a Content-Encoding: send plain JSON",
+    422: "A rule refusal (kind rule), a bad setup (kind setup), or a text the record cannot "
+    "keep (invalid_text: NUL, a lone surrogate, too long)",
     423: "The game is quarantined (code game_quarantined): its stored record failed verify; "
     "a director must repair it and lift the quarantine",
     500: "The service failed unexpectedly (the problem names the request id)",

@@ -34,6 +34,7 @@ from .commands import (
     RecordRuling,
 )
 from .events import Event
+from .field_errors import field_errors
 from .moments import iso
 from .seats import Seat
 
@@ -81,9 +82,7 @@ def from_director(command: Mapping[str, Any]) -> Annotation:
 
 
 def _problems(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(map(str, e['loc'])) or 'command'}: {e['msg']}" for e in exc.errors()
-    )
+    return field_errors(exc.errors())
 
 
 def _round_fact(doc: Mapping[str, Any]) -> dict[str, Any]:

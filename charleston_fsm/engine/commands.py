@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from .free_text import KEPT, ONE_LINE
 from .seats import Seat
 from .tiles import HAND_SIZE
 
@@ -118,7 +119,7 @@ class JudgeDeclaration(_Command):
     type: Literal["judge_declaration"] = "judge_declaration"
     seat: Seat | None = None  # type: ignore[assignment]
     verdict: Literal["valid", "invalid"]
-    text: Annotated[str, Field(min_length=1, max_length=MAX_JUDGEMENT_TEXT)]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_JUDGEMENT_TEXT), KEPT]
 
 
 Command = Annotated[
@@ -189,18 +190,8 @@ class ResumeClock(BaseModel):
 
 
 MAX_RULING_TEXT = 2000
-
-
-def no_nul(text: str) -> str:
-    """Refuse NUL: PostgreSQL cannot store it in text or JSON, SQLite can, and the two
-    databases must answer alike (line breaks and other text are a ruling's own)."""
-    if "\x00" in text:
-        raise ValueError("must not contain the NUL character")
-    return text
-
-
-#: a director's free text that the store keeps (a ruling, a lift's note)
-RecordedText = Annotated[str, AfterValidator(no_nul)]
+#: a ruling's words (engine/free_text.py: as every text the record keeps)
+RulingText = Annotated[str, Field(min_length=1, max_length=MAX_RULING_TEXT), KEPT]
 
 
 class RecordRuling(BaseModel):
@@ -209,7 +200,7 @@ class RecordRuling(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     type: Literal["record_ruling"] = "record_ruling"
     kind: Literal["note", "warning", "penalty", "void"]
-    text: Annotated[RecordedText, Field(min_length=1, max_length=MAX_RULING_TEXT)]
+    text: RulingText
     seat: Seat | None = None
 
 
@@ -217,9 +208,9 @@ MAX_EXTENSION = 3600  # seconds one extension adds at most
 MAX_REASON = 200  # characters of an extension's or a call's reason
 MAX_LABEL = 64  # characters of the name a director gives whoever sits a seat
 
-#: a short reason or name the store keeps (no NUL, as a ruling's text)
-Reason = Annotated[RecordedText, Field(min_length=1, max_length=MAX_REASON)]
-Label = Annotated[RecordedText, Field(min_length=1, max_length=MAX_LABEL)]
+#: a short reason the store keeps, and a name (one line), checked as a ruling's text
+Reason = Annotated[str, Field(min_length=1, max_length=MAX_REASON), KEPT]
+Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL), ONE_LINE]
 
 
 class StartGame(BaseModel):
@@ -265,7 +256,7 @@ class AnswerCall(BaseModel):
     seat: Seat
     answer: Literal["ruling", "cleared"]
     kind: Literal["note", "warning", "penalty", "void"] | None = None
-    text: Annotated[RecordedText, Field(min_length=1, max_length=MAX_RULING_TEXT)] | None = None
+    text: RulingText | None = None
 
     @model_validator(mode="after")
     def _ruling_has_words(self) -> AnswerCall:

@@ -18,6 +18,7 @@ from statemachine import StateChart
 
 from ..rulebook import get_rule
 from .errors import InvalidOption, UnknownRuleset
+from .field_errors import field_errors
 from .steps import Step
 
 if TYPE_CHECKING:
@@ -51,9 +52,7 @@ class Ruleset:
         try:
             return family.model_validate({**self.defaults.model_dump(), **overrides})
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
-            )
+            problems = field_errors(exc.errors(), unnamed="options")
             raise InvalidOption(
                 f"Options for ruleset {self.name!r} are invalid ({problems}). "
                 f"Known options: {', '.join(family.model_fields)}."

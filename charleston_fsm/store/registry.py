@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from sqlalchemy import Connection, bindparam, insert, select
 
 from ..engine import clocks, time_control
+from ..engine.field_errors import field_errors
 from ..engine.rulesets import get_ruleset
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
@@ -333,9 +334,7 @@ def _clock_options(
     try:
         return clocks.ClockOptions.model_validate(dict(clock))
     except ValidationError as exc:
-        problems = "; ".join(
-            f"clock.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
-        )
+        problems = field_errors(exc.errors(), prefix="clock.", unnamed="")
         raise InvalidGameSetup(
             f"The clock options are not valid ({problems}): give seconds per kind "
             "(confirm_pass, vote, courtesy, place_tiles) and on_expiry auto_play or flag_late."

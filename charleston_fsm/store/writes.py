@@ -49,6 +49,7 @@ from ..engine import clocks, errors
 from ..engine.annotations import Annotation, seat_late
 from ..engine.commands import Command, parse_command
 from ..engine.events import Event
+from ..engine.field_errors import field_errors
 from ..engine.table import DONE, Table
 from ..engine.views import seat_view
 from . import append as statements
@@ -484,9 +485,7 @@ def _parse(command: Command | Mapping[str, Any]) -> Command:
         try:
             return parse_command(dict(command))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'command'}: {e['msg']}" for e in exc.errors()
-            )
+            problems = field_errors(exc.errors())
             raise errors.InvalidCommand(f"The command is not valid ({problems}).") from None
     return command
 

@@ -103,11 +103,7 @@ class StandardTable(Table):
     @enforces("NMJL-06", "HOUSE-04")
     def family_refusal(self, command: Command) -> errors.CharlestonError | None:
         if command.event == "judge_declaration" and command.seat is None:
-            if self.declaration is None or self._set_aside_heavenly():
-                return errors.NoDeclarationToJudge(
-                    "Nothing is declared: East has no pending Mah Jongg declaration to judge."
-                )
-            return None
+            return self._judgement_refusal()
         if command.event != "vote" or not self.all_continue() or self.finished:
             return None
         if self.options.late_objection:
@@ -220,15 +216,32 @@ class StandardTable(Table):
 
     @enforces("NMJL-21")
     def check_judgement(self, seat: Seat | None) -> None:
-        if self.declaration is None or self._set_aside_heavenly():
-            raise errors.NoDeclarationToJudge(
+        refusal = self._judgement_refusal()
+        if refusal is not None:
+            raise refusal
+
+    def _judgement_refusal(self) -> errors.CharlestonError | None:
+        """Why no verdict can be given now: nothing declared, or judged already. A
+        Heavenly Hand judged invalid is set aside, but it was judged: the director who
+        loses a race to judge it learns the verdict given, not that nothing was declared."""
+        d = self.declaration
+        if d is None:
+            return errors.NoDeclarationToJudge(
                 "Nothing is declared: East has no pending Mah Jongg declaration to judge."
             )
-        if self.declaration.get("judged"):
-            raise errors.DeclarationAlreadyJudged(
-                f"East's {self.declaration['kind']} hand was already judged "
-                f"{self.declaration['verdict']}: a declaration is judged once."
-            )
+        if not d.get("judged"):
+            return None
+        if self._set_aside_heavenly():
+            happened = "so it was set aside and the Charleston is played from the First Right"
+        elif d["verdict"] == "valid":
+            happened = "so the game ended with it"
+        else:
+            happened = "so the Charleston stays complete"
+        return errors.DeclarationAlreadyJudged(
+            f"East's {d['kind'].capitalize()} Hand was already judged {d['verdict']} by the "
+            f"director, {happened}. A declaration is judged once: read the verdict in the "
+            "record's declaration_judged row, and record a ruling to add to it."
+        )
 
     def _set_aside_heavenly(self) -> bool:
         """An invalid Heavenly Hand, set aside: the Charleston was played after it."""
