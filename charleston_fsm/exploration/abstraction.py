@@ -148,14 +148,20 @@ def canonical_tiles(table: Table, seat: Seat, n: int) -> Iterator[list[int]]:
 CHANGES = frozenset({"change_pass", "withdraw_pass"})
 
 
+#: the order in which seats act in an ordered exploration: a courtesy pair after the
+#: other (East and West, then South and North), so that the two pairs, which act in
+#: parallel regions, are not interleaved
+TURN_ORDER: tuple[Seat, ...] = (Seat.EAST, Seat.WEST, Seat.SOUTH, Seat.NORTH)
+
+
 def turn(table: Table) -> Seat | None:
-    """The first seat, in seat order, that has something still to do in this step: tiles
-    to place, a choice to confirm, a vote or a courtesy offer to make (``None``: no seat).
-    """
+    """The first seat, in :data:`TURN_ORDER`, that has something still to do in this step:
+    tiles to place, a choice to confirm, a vote or a courtesy offer to make (``None``: no
+    seat)."""
     facts = table.snapshot()
     votes, offers = facts.get("votes"), facts.get("offers")
     states = set(table.configuration)
-    for seat in SEATS:
+    for seat in TURN_ORDER:
         step = table.requirement(seat)
         if table.received[seat] or (step is not None and seat not in table.selections):
             return seat
@@ -180,7 +186,7 @@ def moves(table: Table, *, ordered: bool = False) -> Iterator[Command]:
     ``ordered`` explores one interleaving of the seats' independent choices instead of
     all: only the first seat with something to do acts (:func:`turn`), and a seat that
     has chosen may change or withdraw. Every step, branch and resolution is still
-    reached (each combination of choices is made, in seat order); what is skipped are
+    reached (each combination of choices is made, in turn order); what is skipped are
     the configurations where a later seat chose before an earlier one.
     """
     from ..engine.charts.probe import could_take
@@ -191,8 +197,10 @@ def moves(table: Table, *, ordered: bool = False) -> Iterator[Command]:
         if acting is None or seat is acting:
             yield from _seat_moves(table, seat, names)
         elif seat in table.selections:
-            # a seat that has chosen may still change or withdraw while the others choose
-            yield from (m for m in _seat_moves(table, seat, names) if m.type in CHANGES)
+            # a seat that has chosen may still withdraw while the others choose, or
+            # change: to one choice (any other is reached by withdrawing and choosing)
+            changes = [m for m in _seat_moves(table, seat, names) if m.type in CHANGES]
+            yield from {m.type: m for m in reversed(changes)}.values()
     if "judge_declaration" in names:
         for verdict in ("valid", "invalid"):
             yield _command("judge_declaration", None, verdict=verdict, text="explored")

@@ -7,6 +7,10 @@ was in. Everything else moves the game on. So the graph without ``change_pass`` 
 forever, which the seat's clock ends (its deadline runs from the step's start and is not
 re-armed by a change, SVC-10). The longest path of that acyclic graph from the deal is
 the most commands a game can take without a change or a withdrawal.
+
+Not looping is not enough: a table where the only moves left are changes and withdrawals
+never ends either. So every configuration must also be able to *finish*: some path
+leads from it to a configuration where the Charleston is over.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ CHOICE_LOOPS = frozenset({"change_pass", "withdraw_pass"})
 
 def analyse(result: Exploration) -> Iterator[tuple[int, Finding]]:
     """Check termination on the explored graph; set ``longest_without_change``."""
+    yield from _finishing(result)
     result.checked["terminating"] += 1
     n = len(result.edges)
     progress = [
@@ -58,3 +63,34 @@ def analyse(result: Exploration) -> Iterator[tuple[int, Finding]]:
     for node in reversed(order):
         longest[node] = max((1 + longest[t] for t in progress[node]), default=0)
     result.longest_without_change = longest[0] if n else 0
+
+
+def _finishing(result: Exploration) -> Iterator[tuple[int, Finding]]:
+    """Every configuration can still reach the end (only where the graph is complete)."""
+    if not result.complete:
+        return
+    result.checked["finishing"] += 1
+    incoming: list[list[int]] = [[] for _ in result.edges]
+    for node, edges in enumerate(result.edges):
+        for target, _ in edges:
+            incoming[target].append(node)
+    can_finish = set(result.finals)
+    frontier = list(can_finish)
+    while frontier:
+        node = frontier.pop()
+        for source in incoming[node]:
+            if source not in can_finish:
+                can_finish.add(source)
+                frontier.append(source)
+    stuck = [node for node in range(len(result.edges)) if node not in can_finish]
+    if stuck:
+        first = min(stuck, key=lambda node: result.depths[node])
+        yield (
+            first,
+            (
+                "finishing",
+                ("SVC-01",),
+                f"{len(stuck)} configuration(s) from which the Charleston can never end, "
+                f"the nearest at {list(result.configurations[first])}",
+            ),
+        )

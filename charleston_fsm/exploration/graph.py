@@ -60,6 +60,8 @@ class Exploration:
     failures: list[Failure] = field(default_factory=list)
     checked: Counter[str] = field(default_factory=Counter)
     longest_without_change: int | None = None
+    #: the nodes where the Charleston is over
+    finals: set[int] = field(default_factory=set)
     #: per node: its distance in commands from the deal
     depths: list[int] = field(default_factory=list)
     #: every configuration within this many commands of the deal was explored and checked
@@ -190,6 +192,11 @@ def explore(
                     message = f"the clock's {command.type} for {command.seat} is refused"
                     fail(node, ("clock", ("SVC-10",), message), command_data(command))
                 continue
+            except Exception as exc:  # a bug in the engine: a finding, with its path
+                dirty = True
+                message = f"{command.type} raised {type(exc).__name__}: {exc}"
+                fail(node, ("crash", (), message), command_data(command))
+                continue
             dirty = True
             data = command_data(command)
             key = abstract_key(table)
@@ -222,6 +229,7 @@ def explore(
             fail(node, finding)
         if table.finished:
             result.final_states += 1
+            result.finals.add(node)
         if on_state is not None:
             on_state(expanded, len(snapshots))
     result.states = expanded

@@ -224,17 +224,13 @@ def transition_rules(
             findings.append(
                 ("rules", ("NMJL-17", "FW-06"), f"{event.type} by {event.seat}, not East")
             )
-        if event.type == "state_changed":
+        moved = any(e.type == "tiles_transferred" for e in events)
+        if event.type == "state_changed" and moved:
             was, now = event.payload["from"], event.payload["to"]
             if "CHARLESTON_P2_R" in was and "CHARLESTON_DONE" in now:
-                if any(e.type == "tiles_transferred" for e in events):
-                    findings.append(
-                        (
-                            "rules",
-                            ("NMJL-10",),
-                            "the Second Right ended the Charleston with tiles moved",
-                        )
-                    )
+                findings.append(
+                    ("rules", ("NMJL-10",), "the Second Right ended the Charleston, tiles moved")
+                )
     maximum = getattr(after.options, "ding_dong_max", None)
     if maximum is not None and getattr(after, "ding_dongs", 0) > maximum:
         findings.append(
