@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -31,6 +32,9 @@ def check_command(
     as_json: str | None = typer.Option(
         None, "--json", help="Also write the figures per option set to this JSON file."
     ),
+    jobs: int = typer.Option(
+        0, "--jobs", min=0, help="Processes exploring option sets at once (0: one per core)."
+    ),
 ) -> None:
     """Explore every configuration a game can reach, through the real engine, and check
     in each: someone can act (or the game is over) and allowed_commands is exact; no
@@ -44,6 +48,7 @@ def check_command(
     out = Path(failures)
     if not out.is_dir():
         raise typer.BadParameter(f"{failures!r} is not a directory.", param_hint="--failures")
+    workers = jobs or os.cpu_count() or 1
     rows: list[dict] = []
     written: list[Path] = []
     started = time.perf_counter()
@@ -58,13 +63,18 @@ def check_command(
         task = progress.add_task("exploring", total=None)
 
         def on_start(option_set, index: int, total: int) -> None:  # type: ignore[no-untyped-def]
-            progress.update(task, description=f"{index + 1}/{total} {option_set.name}")
+            if workers > 1:  # the bar counts option sets explored
+                progress.update(task, description="option sets", completed=index + 1, total=total)
+            else:
+                progress.update(task, description=f"{index + 1}/{total} {option_set.name}")
 
         def on_state(done: int, known: int) -> None:
             if done % 50 == 0 or done == known:
                 progress.update(task, completed=done, total=known)
 
-        for checked in run_check(ruleset, bounded=bounded, on_start=on_start, on_state=on_state):
+        for checked in run_check(
+            ruleset, bounded=bounded, jobs=workers, on_start=on_start, on_state=on_state
+        ):
             result = checked.exploration
             row = {
                 "ruleset": checked.option_set.ruleset,

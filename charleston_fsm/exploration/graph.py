@@ -81,6 +81,13 @@ class Exploration:
             step = self.parents[step[0]]
         return commands[::-1]
 
+    def slim(self) -> Exploration:
+        """This result without its graph (the figures, crossings and failures stay): what
+        a worker process sends back."""
+        self.edges, self.parents, self.configurations, self.depths = [], [], [], []
+        self.keys, self.finals = {}, set()
+        return self
+
     @property
     def held(self) -> list[str]:
         """The properties checked that never failed, by name."""

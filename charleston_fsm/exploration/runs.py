@@ -40,17 +40,55 @@ def run_check(
     ruleset: str | None = None,
     *,
     bounded: bool = False,
+    jobs: int = 1,
     on_start: Callable[[OptionSet, int, int], None] | None = None,
     on_state: Callable[[int, int], None] | None = None,
 ) -> Iterator[Checked]:
-    """Explore each option set of ``ruleset`` (default: every ruleset), one by one."""
+    """Explore each option set of ``ruleset`` (default: every ruleset).
+
+    With ``jobs`` above 1 the option sets are explored in that many processes, largest
+    first, and each result comes back without its graph (:meth:`Exploration.slim`), in
+    the order they finish; ``on_state`` is then not called.
+    """
     chosen = option_sets(ruleset, bounded=bounded)
+    if jobs > 1 and len(chosen) > 1:
+        yield from _in_processes(chosen, bounded, jobs, on_start)
+        return
     for index, option_set in enumerate(chosen):
         if on_start is not None:
             on_start(option_set, index, len(chosen))
-        ordered = bounded and option_set.ruleset != "four_winds"
-        result = explore(option_set.ruleset, option_set.options, ordered=ordered, on_state=on_state)
-        yield Checked(option_set, result, ordered)
+        yield _explored(option_set, bounded, on_state)
+
+
+def _explored(
+    option_set: OptionSet,
+    bounded: bool,
+    on_state: Callable[[int, int], None] | None = None,
+    *,
+    slim: bool = False,
+) -> Checked:
+    ordered = bounded and option_set.ruleset != "four_winds"
+    result = explore(option_set.ruleset, option_set.options, ordered=ordered, on_state=on_state)
+    return Checked(option_set, result.slim() if slim else result, ordered)
+
+
+def _in_processes(
+    chosen: list[OptionSet],
+    bounded: bool,
+    jobs: int,
+    on_start: Callable[[OptionSet, int, int], None] | None,
+) -> Iterator[Checked]:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # the standard charts' explorations are the longest: started first
+    order = sorted(chosen, key=lambda o: o.ruleset == "four_winds")
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_explored, o, bounded, slim=True) for o in order]
+        for done, future in enumerate(as_completed(futures)):
+            checked = future.result()
+            if on_start is not None:
+                on_start(checked.option_set, done, len(chosen))
+            yield checked
 
 
 def counterexample(checked: Checked, failure: Failure) -> dict[str, Any]:
