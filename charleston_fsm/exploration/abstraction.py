@@ -131,14 +131,18 @@ def selection_counts(table: Table, seat: Seat, step: Step) -> Iterator[tuple[int
         yield count - blind, blind
 
 
-def canonical_tiles(table: Table, seat: Seat, n: int) -> Iterator[list[int]]:
+def canonical_tiles(
+    table: Table, seat: Seat, n: int, *, extreme_splits: bool = False
+) -> Iterator[list[int]]:
     """The tiles a seat gives, ``n`` of them, by a canonical rule: the first passable tiles
     of the rack, then of the received tiles. Where received tiles may be passed unplaced
     (``require_placing`` off), how many come from the received tiles changes what is left
-    to place, so each split is its own move."""
+    to place, so each split is its own move (``extreme_splits``: only none and as many as
+    possible from the received tiles, as the bounded form explores)."""
     rack = [t for t in table.racks[seat] if not is_joker(t)]
     received = [t for t in table.received[seat] if not is_joker(t)]
-    splits = range(min(n, len(received)) + 1) if received else range(1)
+    most = min(n, len(received))
+    splits = sorted({0, most}) if extreme_splits else range(most + 1)
     for from_received in splits:
         from_rack = n - from_received
         if from_rack <= len(rack):
@@ -173,7 +177,9 @@ def turn(table: Table) -> Seat | None:
     return None
 
 
-def moves(table: Table, *, ordered: bool = False) -> Iterator[Command]:
+def moves(
+    table: Table, *, ordered: bool = False, extreme_splits: bool = False
+) -> Iterator[Command]:
     """Every command the exploration tries in the table's configuration.
 
     Each flow-changing choice is tried: confirm and change with every count and blind
@@ -195,11 +201,12 @@ def moves(table: Table, *, ordered: bool = False) -> Iterator[Command]:
     acting = turn(table) if ordered else None
     for seat in SEATS:
         if acting is None or seat is acting:
-            yield from _seat_moves(table, seat, names)
+            yield from _seat_moves(table, seat, names, extreme_splits)
         elif seat in table.selections:
             # a seat that has chosen may still withdraw while the others choose, or
             # change: to one choice (any other is reached by withdrawing and choosing)
-            changes = [m for m in _seat_moves(table, seat, names) if m.type in CHANGES]
+            own = _seat_moves(table, seat, names, extreme_splits)
+            changes = [m for m in own if m.type in CHANGES]
             yield from {m.type: m for m in reversed(changes)}.values()
     if "judge_declaration" in names:
         for verdict in ("valid", "invalid"):
@@ -208,11 +215,13 @@ def moves(table: Table, *, ordered: bool = False) -> Iterator[Command]:
         yield _command("close_ding_dong", None)
 
 
-def _seat_moves(table: Table, seat: Seat, names: set[str]) -> Iterator[Command]:
+def _seat_moves(
+    table: Table, seat: Seat, names: set[str], extreme_splits: bool
+) -> Iterator[Command]:
     step = table.requirement(seat)
     if step is not None and step.addressed and "give_ding_dong" in names:
         others = [s for s in SEATS if s is not seat]
-        for tiles in canonical_tiles(table, seat, len(others)):
+        for tiles in canonical_tiles(table, seat, len(others), extreme_splits=extreme_splits):
             gifts = [{"tile": t, "to": s} for t, s in zip(tiles, others, strict=True)]
             yield _command("give_ding_dong", seat, gifts=gifts)
     elif step is not None:
@@ -220,7 +229,7 @@ def _seat_moves(table: Table, seat: Seat, names: set[str]) -> Iterator[Command]:
         # one, change with one); the other is tried once, to see it refused
         chosen = seat in table.selections
         for index, (n, blind) in enumerate(selection_counts(table, seat, step)):
-            for tiles in canonical_tiles(table, seat, n):
+            for tiles in canonical_tiles(table, seat, n, extreme_splits=extreme_splits):
                 for name in ("confirm_pass", "change_pass"):
                     if name in names and (index == 0 or chosen == (name == "change_pass")):
                         yield _command(name, seat, tiles=tiles, blind=blind)

@@ -115,6 +115,7 @@ def explore(
     max_states: int | None = None,
     max_depth: int | None = None,
     ordered: bool = False,
+    extreme_splits: bool = False,
     first_failures: int = 1,
 ) -> Exploration:
     """Explore every configuration of ``ruleset`` with ``options`` reachable from the
@@ -128,6 +129,8 @@ def explore(
     property are kept, each with its shortest path; the rest are only counted.
     ``ordered``: one interleaving of the seats' choices (:func:`.abstraction.moves`);
     ``allowed_commands`` and the clock are then checked for the seat whose turn it is.
+    ``extreme_splits``: where received tiles may be passed unplaced, only none or as many
+    as possible of them (:func:`.abstraction.canonical_tiles`).
     """
     from .analysis import analyse
 
@@ -182,9 +185,9 @@ def explore(
         accepted[None] = set()
         successors: set[tuple[Any, ...]] = set()
         before_hands = {s: set(table.hand(s)) for s in SEATS}
-        tries = [(c, False) for c in moves(table, ordered=ordered)] + [
-            (c, True) for c in _clock_moves(seat_views, full)
-        ]
+        explored = moves(table, ordered=ordered, extreme_splits=extreme_splits)
+        clock = _clock_moves(seat_views, full)
+        tries = [(c, False) for c in explored] + [(c, True) for c in clock]
         dirty = False
         for command, by_clock in tries:
             if dirty:

@@ -1,10 +1,12 @@
 """A check run: the option sets to explore, how each is explored, and a failure's replay.
 
-The bounded form (CI) and the full form differ in two ways only. The full form explores
-every interleaving of the seats' choices and every Four Winds flow class; the bounded
-form explores ``nmjl`` and ``house`` with one interleaving (seats choose in seat order,
-:func:`.abstraction.moves`, every step, branch and resolution still reached) and the Four
-Winds classes with at most 2 Ding Dongs (:mod:`.option_sets`).
+The bounded form (CI) and the full form differ in three ways only. The full form
+explores every interleaving of the seats' choices and every Four Winds flow class; the
+bounded form explores ``nmjl`` and ``house`` with one interleaving (seats choose in turn
+order, :func:`.abstraction.moves`, every step, branch and resolution still reached), the
+Four Winds classes with at most 2 Ding Dongs (:mod:`.option_sets`), and, where received
+tiles may be passed unplaced, only the two extreme splits between rack and received
+tiles (:func:`.abstraction.canonical_tiles`).
 
 A failure comes with the shortest command list that reaches it; :func:`counterexample`
 makes it a file that ``charleston-fsm replay --commands FILE`` plays through the chart
@@ -68,7 +70,13 @@ def _explored(
     slim: bool = False,
 ) -> Checked:
     ordered = bounded and option_set.ruleset != "four_winds"
-    result = explore(option_set.ruleset, option_set.options, ordered=ordered, on_state=on_state)
+    result = explore(
+        option_set.ruleset,
+        option_set.options,
+        ordered=ordered,
+        extreme_splits=bounded,
+        on_state=on_state,
+    )
     return Checked(option_set, result.slim() if slim else result, ordered)
 
 
