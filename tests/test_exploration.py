@@ -166,9 +166,13 @@ def test_replay_commands_says_where_a_command_is_refused(tmp_path: Path) -> None
 
 def test_check_command_prints_figures_per_option_set(tmp_path: Path) -> None:
     figures = tmp_path / "figures.json"
-    done = cli("check", "--ruleset", "four_winds", "--bounded", "--json", str(figures))
-    assert "four_winds: 16 option set(s) covering 648" in done.stdout
+    options = json.dumps(DING_DONG_ONLY)
+    done = cli("check", "--ruleset", "four_winds", "--options", options, "--json", str(figures))
+    assert "four_winds: 1 option set(s) covering 1, 117 states" in done.stdout
     assert "every property held" in done.stdout
-    rows = json.loads(figures.read_text())
-    assert len(rows) == 16 and all(not r["failed"] for r in rows)
-    assert all(r["states"] >= 1 for r in rows)
+    assert "longest game without change or withdrawal: 10 commands" in done.stdout
+    [row] = json.loads(figures.read_text())
+    assert row["states"] == 117 and not row["failed"] and "secrecy" in row["held"]
+    bad = cli("check", "--ruleset", "four_winds", "--options", '{"ding_dong_max": 99}', check=False)
+    assert bad.returncode == 1 and "ding_dong_max" in bad.stderr + bad.stdout
+    assert "Traceback" not in bad.stderr

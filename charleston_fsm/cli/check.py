@@ -20,6 +20,12 @@ def check_command(
     ruleset: str | None = typer.Option(
         None, callback=check_ruleset, help="One ruleset (default: every ruleset)."
     ),
+    options: str | None = typer.Option(
+        None,
+        "--options",
+        help="One option set of --ruleset, as JSON (e.g. '{\"ding_dong_max\": 1}'); "
+        "the others keep the ruleset's values.",
+    ),
     bounded: bool = typer.Option(
         False,
         "--bounded",
@@ -45,6 +51,16 @@ def check_command(
 
     from ..exploration.runs import counterexample, run_check
 
+    chosen = None
+    if options is not None:
+        if ruleset is None:
+            raise typer.BadParameter("--options needs --ruleset.", param_hint="--options")
+        try:
+            chosen = json.loads(options)
+        except json.JSONDecodeError as exc:
+            raise typer.BadParameter(f"not JSON ({exc.msg}).", param_hint="--options") from None
+        if not isinstance(chosen, dict):
+            raise typer.BadParameter("a JSON object of options.", param_hint="--options")
     out = Path(failures)
     if not out.is_dir():
         raise typer.BadParameter(f"{failures!r} is not a directory.", param_hint="--failures")
@@ -73,7 +89,12 @@ def check_command(
                 progress.update(task, completed=done, total=known)
 
         for checked in run_check(
-            ruleset, bounded=bounded, jobs=workers, on_start=on_start, on_state=on_state
+            ruleset,
+            options=chosen,
+            bounded=bounded,
+            jobs=workers,
+            on_start=on_start,
+            on_state=on_state,
         ):
             result = checked.exploration
             row = {

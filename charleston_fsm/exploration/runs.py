@@ -22,6 +22,7 @@ from typing import Any
 from ..engine.commands import parse_command
 from ..engine.errors import CharlestonError
 from ..engine.events import Event
+from ..engine.ruleset import get_ruleset
 from ..engine.table import Table
 from ..engine.tiles import Deal
 from .abstraction import canonical_deal
@@ -41,18 +42,27 @@ class Checked:
 def run_check(
     ruleset: str | None = None,
     *,
+    options: dict[str, Any] | None = None,
     bounded: bool = False,
     jobs: int = 1,
     on_start: Callable[[OptionSet, int, int], None] | None = None,
     on_state: Callable[[int, int], None] | None = None,
 ) -> Iterator[Checked]:
-    """Explore each option set of ``ruleset`` (default: every ruleset).
+    """Explore each option set of ``ruleset`` (default: every ruleset), or only
+    ``options`` (of ``ruleset``).
 
     With ``jobs`` above 1 the option sets are explored in that many processes, largest
     first, and each result comes back without its graph (:meth:`Exploration.slim`), in
     the order they finish; ``on_state`` is then not called.
     """
-    chosen = option_sets(ruleset, bounded=bounded)
+    if options is not None:
+        if ruleset is None:
+            raise ValueError("options are a ruleset's: name the ruleset")
+        get_ruleset(ruleset).options(options)  # a bad option is refused before anything runs
+        label = ", ".join(f"{k} {v}" for k, v in options.items())
+        chosen = [OptionSet(ruleset, dict(options), label=f"[{label}]")]
+    else:
+        chosen = option_sets(ruleset, bounded=bounded)
     if jobs > 1 and len(chosen) > 1:
         yield from _in_processes(chosen, bounded, jobs, on_start)
         return
