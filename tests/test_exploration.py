@@ -171,6 +171,9 @@ def test_check_command_prints_figures_per_option_set(tmp_path: Path) -> None:
     assert "four_winds: 1 option set(s) covering 1, 117 states" in done.stdout
     assert "every property held" in done.stdout
     assert "longest game without change or withdrawal: 10 commands" in done.stdout
+    # with the exchanges off, the reviewer is told their transitions were never taken
+    assert "chart transitions no explored command took: DEALT -> EXCHANGE_1_EW" in done.stdout
+    assert "DEALT -> DING_DONG_OPEN" not in done.stdout.split("took:")[1]
     [row] = json.loads(figures.read_text())
     assert row["states"] == 117 and not row["failed"] and "secrecy" in row["held"]
     bad = cli("check", "--ruleset", "four_winds", "--options", '{"ding_dong_max": 99}', check=False)

@@ -67,6 +67,7 @@ def check_command(
     workers = jobs or os.cpu_count() or 1
     rows: list[dict] = []
     written: list[Path] = []
+    crossed: dict[str, set[tuple[str, str]]] = {}
     started = time.perf_counter()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -112,6 +113,9 @@ def check_command(
                 "failed": sorted({f.property for f in result.failures}),
             }
             rows.append(row)
+            crossed.setdefault(row["ruleset"], set()).update(
+                (source, target) for source, target, _ in result.crossings
+            )
             progress.console.print(_line(row), highlight=False, markup=False)
             for failure in result.failures:
                 path = out / f"check-{checked.option_set.ruleset}-{len(written) + 1}.json"
@@ -119,6 +123,7 @@ def check_command(
                 written.append(path)
                 _print_failure(failure, path)
     _print_totals(rows, time.perf_counter() - started)
+    _print_uncrossed(crossed)
     if as_json:
         Path(as_json).write_text(json.dumps(rows, indent=1) + "\n")
     raise typer.Exit(1 if written else 0)
@@ -167,3 +172,29 @@ def _print_totals(rows: list[dict], seconds: float) -> None:
             highlight=False,
         )
     console.print(f"total {seconds:.1f} s", highlight=False)
+
+
+def _print_uncrossed(crossed: dict[str, set[tuple[str, str]]]) -> None:
+    """The chart transitions that no explored command of a ruleset took: a finding for a
+    reviewer (a branch no option set opens, or one nothing reaches)."""
+    from ..engine.ruleset import get_ruleset
+    from ..exploration.analysis import chart_transitions
+
+    for name, taken in crossed.items():
+        missed = [
+            f"{source} -> {target}" + (f" ({events})" if events else "")
+            for source, target, events in chart_transitions(get_ruleset(name).chart)
+            if (source, target) not in taken
+        ]
+        if missed:
+            console.print(
+                f"{name}: chart transitions no explored command took: {'; '.join(missed)}",
+                highlight=False,
+                markup=False,
+            )
+        else:
+            console.print(
+                f"{name}: every chart transition was taken by some explored command",
+                highlight=False,
+                markup=False,
+            )

@@ -94,3 +94,16 @@ def _finishing(result: Exploration) -> Iterator[tuple[int, Finding]]:
                 f"the nearest at {list(result.configurations[first])}",
             ),
         )
+
+
+def chart_transitions(chart: type) -> list[tuple[str, str, str]]:
+    """Every transition of a chart class that changes state, as (source, target, events);
+    eventless ones have no event ("")."""
+    found = []
+    for state in chart.states_map.values():  # type: ignore[attr-defined]
+        for transition in state.transitions:
+            if transition.target is None or transition.initial:
+                continue
+            events = " ".join(sorted(str(e) for e in transition.events)) or ""
+            found.append((transition.source.id, transition.target.id, events))
+    return found

@@ -139,6 +139,7 @@ def explore(
     table = Table(deal, ruleset, options, hand_checker=hand_checker)
     listener = _Crossings()
     table.chart.add_listener(listener)
+    table.redeal(deal, ruleset, options, hand_checker=hand_checker)  # the deal's own moves
     result = Exploration(ruleset=ruleset, options=table.options.model_dump(mode="json"))
     snapshots: list[dict[str, Any]] = []
     failures: Counter[str] = Counter()
@@ -162,6 +163,7 @@ def explore(
         return node
 
     add(abstract_key(table), None)
+    result.crossings.update(listener.taken)
     queue = deque([0])
     expanded = 0
     while queue:
