@@ -40,7 +40,7 @@ def prog() -> str:
 
 _COMMANDS = (
     "demo|serve|migrate|replay|audit|verify|anchors|quarantine|ruling|simulate|rules|diagram|"
-    "play|bench|record|director"
+    "play|bench|record|director|check"
 )
 
 

@@ -22,11 +22,25 @@ commands = typer.Typer()
 
 @commands.command("replay")
 def replay_command(
-    game_id: str = typer.Argument(..., help="The game's id."),
+    game_id: str | None = typer.Argument(None, help="The game's id."),
     seq: int | None = typer.Option(None, help="Stop after this event (default: all)."),
     database_url: str | None = DatabaseUrl,
+    commands_file: str | None = typer.Option(
+        None,
+        "--commands",
+        help="Instead of a stored game: play a JSON file's command list on a new table "
+        "(what check writes for a failure).",
+    ),
 ) -> None:
-    """Rebuild a stored game through the chart and print it (director's knowledge)."""
+    """Rebuild a stored game through the chart and print it (director's knowledge); or,
+    with --commands FILE, play a command list through the chart (no database)."""
+    if (game_id is None) == (commands_file is None):
+        raise typer.BadParameter(
+            "Give a stored game's id, or --commands FILE, not both and not neither."
+        )
+    if commands_file is not None:
+        _replay_commands(commands_file)
+        return
     store = _open_store(database_url, migrate_empty=False)
     with _refusals():
         events = [e for e in store.reads.events(game_id) if seq is None or e.seq <= seq]
@@ -51,6 +65,56 @@ def replay_command(
         console.print(
             f"{seat.label:<6} {describe(sorted(tiles))}{extra}", highlight=False, markup=False
         )
+
+
+def _replay_commands(file: str) -> None:
+    """Play the file's commands; print the story, where the table stands and each hand.
+    Exit 1 when a command is refused, 2 when the file cannot be read or used."""
+    import json
+    from pathlib import Path
+
+    from ..exploration.runs import play_commands
+
+    try:
+        data = json.loads(Path(file).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("the file holds no JSON object")
+        played = play_commands(data)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+        console.print(f"[red]Cannot read {file}: {reason}.", highlight=False)
+        raise typer.Exit(2) from None
+    except ValueError as exc:  # json.JSONDecodeError is one
+        console.print(f"[red]Cannot play {file}: {exc}.", highlight=False)
+        raise typer.Exit(2) from None
+    table = played.table
+    chart = table.ruleset.chart
+    console.rule(f"[bold]{file}: ruleset {table.ruleset.name}, {len(data['commands'])} commands")
+    _print_story(played.events, chart)
+    console.print(
+        f"state: {step_text(table.configuration, chart)} ({', '.join(table.configuration)})",
+        highlight=False,
+        markup=False,
+    )
+    for seat, tiles in table.racks.items():
+        waiting = table.received[seat]
+        extra = f"  (received, not placed: {describe(waiting)})" if waiting else ""
+        console.print(
+            f"{seat.label:<6} {describe(sorted(tiles))}{extra}", highlight=False, markup=False
+        )
+    failure = data.get("failure")
+    if isinstance(failure, dict):
+        console.print(
+            f"check found here: {failure.get('property')} "
+            f"({', '.join(failure.get('rules') or ())}): {failure.get('message')}",
+            highlight=False,
+            markup=False,
+        )
+    if played.refused_at is not None:
+        console.print(
+            f"[red]command {played.refused_at} was refused: {played.refusal}", highlight=False
+        )
+        raise typer.Exit(1)
 
 
 @commands.command("audit")

@@ -33,6 +33,12 @@ For each rule: **Source** (document, section, a phrase that pins it), **Decision
 actions carry `@enforces`, with `[guards]` and `(methods)`; the states that play it out; the
 refusals that name it; other marked functions; or the module that keeps it as a fact) and
 **Tests**.
+
+Beyond the tests, `charleston-fsm check` explores every configuration a game can reach
+through the real engine and checks in each that someone can act, that the game ends,
+that no tile is lost or seen where it may not be, and the invariants of PASS-03, PASS-06,
+PASS-07, PASS-11, NMJL-10, NMJL-17, FW-05 and FW-06: what it proves, for which option
+sets, and the size of each ruleset's state space are in docs/exploration.md.
 """
 
 

@@ -1,0 +1,200 @@
+"""For rule reviewers: ``check`` explores every reachable configuration of the charts."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import typer
+
+from .common import check_ruleset, console
+from .errors import command_text
+
+commands = typer.Typer()
+
+
+@commands.command("check")
+def check_command(
+    ruleset: str | None = typer.Option(
+        None, callback=check_ruleset, help="One ruleset (default: every ruleset)."
+    ),
+    options: str | None = typer.Option(
+        None,
+        "--options",
+        help="One option set of --ruleset, as JSON (e.g. '{\"ding_dong_max\": 1}'); "
+        "the others keep the ruleset's values.",
+    ),
+    bounded: bool = typer.Option(
+        False,
+        "--bounded",
+        help="CI's form: nmjl and house with one interleaving of the seats' choices, Four "
+        "Winds with at most 2 Ding Dongs.",
+    ),
+    failures: str = typer.Option(
+        ".", "--failures", help="Directory for a failure's command list (replay --commands)."
+    ),
+    as_json: str | None = typer.Option(
+        None, "--json", help="Also write the figures per option set to this JSON file."
+    ),
+    jobs: int = typer.Option(
+        0, "--jobs", min=0, help="Processes exploring option sets at once (0: one per core)."
+    ),
+) -> None:
+    """Explore every configuration a game can reach, through the real engine, and check
+    in each: someone can act (or the game is over) and allowed_commands is exact; no
+    cycle but change and withdrawal; 152 tiles, jokers never moved; no seat sees a tile
+    it does not hold; the rule book's invariants. Exit 1 on a failure, with the shortest
+    command list to it written for replay --commands."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from ..exploration.runs import counterexample, run_check
+
+    chosen = None
+    if options is not None:
+        if ruleset is None:
+            raise typer.BadParameter("--options needs --ruleset.", param_hint="--options")
+        try:
+            chosen = json.loads(options)
+        except json.JSONDecodeError as exc:
+            raise typer.BadParameter(f"not JSON ({exc.msg}).", param_hint="--options") from None
+        if not isinstance(chosen, dict):
+            raise typer.BadParameter("a JSON object of options.", param_hint="--options")
+    out = Path(failures)
+    if not out.is_dir():
+        raise typer.BadParameter(f"{failures!r} is not a directory.", param_hint="--failures")
+    workers = jobs or os.cpu_count() or 1
+    rows: list[dict] = []
+    written: list[Path] = []
+    crossed: dict[str, set[tuple[str, str]]] = {}
+    started = time.perf_counter()
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+    )
+    with progress:
+        task = progress.add_task("exploring", total=None)
+
+        def on_start(option_set, index: int, total: int) -> None:  # type: ignore[no-untyped-def]
+            if workers > 1:  # the bar counts option sets explored
+                progress.update(task, description="option sets", completed=index + 1, total=total)
+            else:
+                progress.update(task, description=f"{index + 1}/{total} {option_set.name}")
+
+        def on_state(done: int, known: int) -> None:
+            if done % 50 == 0 or done == known:
+                progress.update(task, completed=done, total=known)
+
+        for checked in run_check(
+            ruleset,
+            options=chosen,
+            bounded=bounded,
+            jobs=workers,
+            on_start=on_start,
+            on_state=on_state,
+        ):
+            result = checked.exploration
+            row = {
+                "ruleset": checked.option_set.ruleset,
+                "option_set": checked.option_set.label,
+                "options": result.options,
+                "covers": checked.option_set.covers,
+                "interleavings": "one (seat order)" if checked.ordered else "all",
+                "states": result.states,
+                "transitions": result.transitions,
+                "final_states": result.final_states,
+                "longest_without_change": result.longest_without_change,
+                "seconds": round(result.seconds, 1),
+                "held": result.held,
+                "failed": sorted({f.property for f in result.failures}),
+            }
+            rows.append(row)
+            crossed.setdefault(row["ruleset"], set()).update(
+                (source, target) for source, target, _ in result.crossings
+            )
+            progress.console.print(_line(row), highlight=False, markup=False)
+            for failure in result.failures:
+                path = out / f"check-{checked.option_set.ruleset}-{len(written) + 1}.json"
+                path.write_text(json.dumps(counterexample(checked, failure), indent=1) + "\n")
+                written.append(path)
+                _print_failure(failure, path)
+    _print_totals(rows, time.perf_counter() - started)
+    _print_uncrossed(crossed)
+    if as_json:
+        Path(as_json).write_text(json.dumps(rows, indent=1) + "\n")
+    raise typer.Exit(1 if written else 0)
+
+
+def _line(row: dict) -> str:
+    verdict = "FAILED " + ", ".join(row["failed"]) if row["failed"] else "all held"
+    longest = row["longest_without_change"]
+    return (
+        f"{row['ruleset']} {row['option_set']}".strip()
+        + f": {row['states']} states, {row['transitions']} transitions, "
+        f"{row['seconds']} s; {verdict} ({', '.join(row['held'])})"
+        + (f"; longest game without change or withdrawal: {longest} commands" if longest else "")
+    )
+
+
+def _print_failure(failure, path: Path) -> None:  # type: ignore[no-untyped-def]
+    console.print(
+        f"  [red]{failure.property}[/] ({', '.join(failure.rules)}): {failure.message}",
+        highlight=False,
+    )
+    console.print(
+        f"  at {', '.join(failure.configuration)} after {len(failure.commands)} command(s):",
+        highlight=False,
+        markup=False,
+    )
+    for command in failure.commands:
+        console.print(f"    {json.dumps(command)}", highlight=False, markup=False)
+    console.print(
+        f"  play it: {command_text(f'replay --commands {path}')}", highlight=False, markup=False
+    )
+
+
+def _print_totals(rows: list[dict], seconds: float) -> None:
+    by_ruleset: dict[str, list[dict]] = {}
+    for row in rows:
+        by_ruleset.setdefault(row["ruleset"], []).append(row)
+    for name, group in by_ruleset.items():
+        failed = sorted({p for r in group for p in r["failed"]})
+        console.print(
+            f"{name}: {len(group)} option set(s) covering {sum(r['covers'] for r in group)}, "
+            f"{sum(r['states'] for r in group)} states, "
+            f"{sum(r['transitions'] for r in group)} transitions, "
+            f"{round(sum(r['seconds'] for r in group), 1)} s: "
+            + ("[red]FAILED " + ", ".join(failed) if failed else "[green]every property held"),
+            highlight=False,
+        )
+    console.print(f"total {seconds:.1f} s", highlight=False)
+
+
+def _print_uncrossed(crossed: dict[str, set[tuple[str, str]]]) -> None:
+    """The chart transitions that no explored command of a ruleset took: a finding for a
+    reviewer (a branch no option set opens, or one nothing reaches)."""
+    from ..engine.ruleset import get_ruleset
+    from ..exploration.analysis import chart_transitions
+
+    for name, taken in crossed.items():
+        missed = [
+            f"{source} -> {target}" + (f" ({events})" if events else "")
+            for source, target, events in chart_transitions(get_ruleset(name).chart)
+            if (source, target) not in taken
+        ]
+        if missed:
+            console.print(
+                f"{name}: chart transitions no explored command took: {'; '.join(missed)}",
+                highlight=False,
+                markup=False,
+            )
+        else:
+            console.print(
+                f"{name}: every chart transition was taken by some explored command",
+                highlight=False,
+                markup=False,
+            )
