@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 #: the only keys whose values may be numbers in an entry's data (counts, never tiles)
-NUMBER_KEYS = frozenset({"table", "tables", "number", "paused_seconds"})
+NUMBER_KEYS = frozenset({"table", "tables", "number", "paused_seconds", "last_seq"})
 #: keys that would hold tiles, a deal or what makes one
 TILE_KEYS = frozenset({"tiles", "deal", "hands", "racks", "rack", "gifts", "seed", "hand"})
 

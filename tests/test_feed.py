@@ -143,7 +143,9 @@ def test_two_processes_writing_at_once_read_one_order(pg_url: str) -> None:
         assert read_all(one) == read_all(two) == seen
         for game_id, seqs in by_game(seen).items():
             moments = [s for s in seqs if s is not None]
-            assert moments == sorted(moments), game_id
+            assert moments == sorted(moments), [
+                (e["type"], e["seq"], e["cursor"]) for e in seen if e["game_id"] == game_id
+            ][-6:]
         positions = [int(e["cursor"][1:]) for e in seen]
         assert positions == list(range(1, len(seen) + 1))
     finally:

@@ -73,7 +73,9 @@ class TamperEvidence(Part):
         with self._writing() as conn:
             sealed = integrity.seal_anchor(conn, self.anchor_key, record, verdict)
             if sealed:
-                entry = feed.new_entry("game.sealed", _now(), game_id=game_id, seq=record.last_seq)
+                # no seq: a seal is no row of the game, and may come after later rows
+                data = {"last_seq": record.last_seq}
+                entry = feed.new_entry("game.sealed", _now(), game_id=game_id, data=data)
                 feed.record(conn, [entry])
             return sealed
 
