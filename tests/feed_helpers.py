@@ -86,7 +86,7 @@ def receiver(answer: Callable[[Delivery], int] | None = None) -> Iterator[Receiv
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length)
             delivery = Delivery({k.lower(): v for k, v in self.headers.items()}, body)

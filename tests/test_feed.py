@@ -99,7 +99,7 @@ def test_nothing_of_a_refused_command_reaches_the_feed(store: GameStore) -> None
 
 def test_rounds_and_their_acts_are_entries(store: GameStore) -> None:
     tables = [{"seed": 1, "held": True}, {"seed": 2, "held": True}]
-    round_id, game_ids = store.rounds.create_round(tables, token_hash="ab" * 32, name="R1")
+    round_id, _ = store.rounds.create_round(tables, token_hash="ab" * 32, name="R1")
     store.round_acts.act(round_id, "start", "s1")
     store.round_acts.act(round_id, "start", "s1")  # a retry announces nothing more
     entries = read_all(store)
