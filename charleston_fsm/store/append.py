@@ -59,9 +59,9 @@ class Head:
 class FanOut(Protocol):
     """Rows a rider's rows make in other tables (the webhooks' outbox of feed entries)."""
 
-    def pg(self, recordset: str) -> str:
+    def pg(self, inserted: str) -> str:
         """PostgreSQL: the body of one more part of the write's statement, over
-        ``recordset`` (the rider's rows, ``FROM moved, <recordset>``)."""
+        ``inserted`` (the name of the part that inserted the rider's rows, ``RETURNING *``)."""
         ...
 
     def after_insert(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -350,13 +350,13 @@ def _pg_statement(
         for number, (table, columns, fan_out) in enumerate(riders):
             types = ", ".join(f"{c} {_pg_type(table, c)}" for c in columns)
             names = ", ".join(columns)
-            recordset = f"jsonb_to_recordset(%(r_{number})s) AS r({types})"
+            returning = " RETURNING *" if fan_out is not None else ""
             parts.append(
                 f"rider_{number} AS (INSERT INTO {table.name} ({names}) SELECT r.* FROM moved, "
-                f"{recordset})"
+                f"jsonb_to_recordset(%(r_{number})s) AS r({types}){returning})"
             )
             if fan_out is not None:
-                parts.append(f"fan_out_{number} AS ({fan_out.pg(recordset)})")
+                parts.append(f"fan_out_{number} AS ({fan_out.pg(f'rider_{number}')})")
         _PG_STATEMENTS[key] = f"WITH {', '.join(parts)} SELECT id FROM moved"
     return _PG_STATEMENTS[key]
 

@@ -277,6 +277,8 @@ class WebhookOutboxRow(Base):
         String(32), ForeignKey("webhook_endpoints.id", ondelete="CASCADE")
     )
     entry_id: Mapped[str] = mapped_column(String(32))
+    #: the entry's ``feed.id``: a queue's order (a game's entries are inserted in its order)
+    feed_id: Mapped[int] = mapped_column(BigInteger)
     queue: Mapped[str] = mapped_column(String(80))
     status: Mapped[str] = mapped_column(String(16))
     attempts: Mapped[int] = mapped_column(Integer)

@@ -47,17 +47,17 @@ _SUBSCRIBED = (
     "w.status <> 'disabled' AND (w.event_types = '*' "
     "OR w.event_types LIKE ('% ' || r.type || ' %'))"
 )
-_OUTBOX_COLUMNS = "endpoint_id, entry_id, queue, status, attempts, next_attempt_at"
+_OUTBOX_COLUMNS = "endpoint_id, entry_id, feed_id, queue, status, attempts, next_attempt_at"
 
 
 class _FeedFanOut:
     """The outbox rows of feed entries (``append.FanOut``)."""
 
-    def pg(self, recordset: str) -> str:
+    def pg(self, inserted: str) -> str:
         return (
             f"INSERT INTO webhook_outbox ({_OUTBOX_COLUMNS}) "
-            f"SELECT w.id, r.entry_id, {_QUEUE}, 'pending', 0, r.at "
-            f"FROM moved, {recordset} JOIN webhook_endpoints w ON "
+            f"SELECT w.id, r.entry_id, r.id, {_QUEUE}, 'pending', 0, r.at "
+            f"FROM {inserted} r JOIN webhook_endpoints w ON "
             + _SUBSCRIBED.replace("%", "%%")  # psycopg's placeholders
         )
 
@@ -69,7 +69,7 @@ FAN_OUT = _FeedFanOut()
 
 _FAN_OUT = text(
     f"INSERT INTO webhook_outbox ({_OUTBOX_COLUMNS}) "
-    f"SELECT w.id, r.entry_id, {_QUEUE}, 'pending', 0, r.at "
+    f"SELECT w.id, r.entry_id, r.id, {_QUEUE}, 'pending', 0, r.at "
     f"FROM feed r JOIN webhook_endpoints w ON {_SUBSCRIBED} "
     "WHERE r.entry_id IN :ids"
 ).bindparams(bindparam("ids", expanding=True))
@@ -127,7 +127,7 @@ class Outbox(Part):
                 earlier.c.endpoint_id == WebhookOutboxRow.endpoint_id,
                 earlier.c.queue == WebhookOutboxRow.queue,
                 earlier.c.status == "pending",
-                earlier.c.id < WebhookOutboxRow.id,
+                earlier.c.feed_id < WebhookOutboxRow.feed_id,
             )
             .exists()
         )
@@ -140,9 +140,12 @@ class Outbox(Part):
                 WebhookEndpointRow.status == "active",
                 first_of_queue,
             )
-            .order_by(WebhookOutboxRow.id)
+            .order_by(WebhookOutboxRow.feed_id)
             .limit(limit)
         )
+        with self._reading() as conn:  # most turns find nothing: no write lock for that
+            if conn.execute(due.with_only_columns(WebhookOutboxRow.id).limit(1)).first() is None:
+                return []
         if self.core.dialect == "postgresql":
             due = due.with_for_update(of=WebhookOutboxRow, skip_locked=True)
         with self._writing() as conn:
@@ -173,57 +176,47 @@ class Outbox(Part):
             for r in rows
         ]
 
-    def complete(self, claimed: Claimed, attempt: Attempt) -> str:
-        """Record ``attempt`` of ``claimed``: ``delivered``, ``retry`` (when next),
-        ``failed`` (given up after the schedule) or ``gone`` (410: endpoint disabled)."""
+    def complete(self, done: Sequence[tuple[Claimed, Attempt]]) -> list[str]:
+        """Record each attempt of ``done`` (one transaction) and what it leaves:
+        ``delivered``, ``retry`` (at the next time of the schedule), ``failed`` (given up
+        after the schedule) or ``gone`` (410: the endpoint is disabled)."""
         now = _now()
-        attempts = claimed.attempts + 1
-        values: dict[str, Any] = {
-            "attempts": attempts,
-            "last_attempt_at": now,
-            "last_status": attempt.status_code,
-            "last_error": (attempt.error or "")[:500] or None,
-        }
-        if attempt.delivered:
-            outcome = "delivered"
-            values["status"] = "delivered"
-        elif attempt.status_code == 410:
-            outcome = "gone"
-            values["status"] = "failed"
-        elif attempts > len(RETRY_SCHEDULE):
-            outcome = "failed"
-            values["status"] = "failed"
-        else:
-            outcome = "retry"
-            wait = RETRY_SCHEDULE[attempts - 1] * retry_scale()
-            values["next_attempt_at"] = now + timedelta(seconds=wait)
+        outcomes = []
         with self._writing() as conn:
-            conn.execute(
-                update(WebhookOutboxRow)
-                .where(WebhookOutboxRow.id == claimed.outbox_id)
-                .where(WebhookOutboxRow.status == "pending")
-                .values(**values)
-            )
-            conn.execute(
-                insert(WebhookAttemptRow).values(
-                    endpoint_id=claimed.endpoint_id,
-                    entry_id=claimed.entry["id"],
-                    at=now,
-                    status_code=attempt.status_code,
-                    error=(attempt.error or "")[:500] or None,
-                    milliseconds=attempt.milliseconds,
-                )
-            )
-            if outcome == "gone":
+            for claimed, attempt in done:
+                outcome, values = _after(claimed, attempt, now)
+                outcomes.append(outcome)
                 conn.execute(
-                    update(WebhookEndpointRow)
-                    .where(WebhookEndpointRow.id == claimed.endpoint_id)
-                    .values(
-                        status="disabled",
-                        status_reason=f"The receiver answered 410 Gone at {now.isoformat()}.",
-                    )
+                    update(WebhookOutboxRow)
+                    .where(WebhookOutboxRow.id == claimed.outbox_id)
+                    .where(WebhookOutboxRow.status == "pending")
+                    .values(**values)
                 )
-        return outcome
+                if outcome == "gone":
+                    conn.execute(
+                        update(WebhookEndpointRow)
+                        .where(WebhookEndpointRow.id == claimed.endpoint_id)
+                        .values(
+                            status="disabled",
+                            status_reason=f"The receiver answered 410 Gone at {now.isoformat()}.",
+                        )
+                    )
+            if done:
+                conn.execute(
+                    insert(WebhookAttemptRow),
+                    [
+                        {
+                            "endpoint_id": claimed.endpoint_id,
+                            "entry_id": claimed.entry["id"],
+                            "at": now,
+                            "status_code": attempt.status_code,
+                            "error": (attempt.error or "")[:500] or None,
+                            "milliseconds": attempt.milliseconds,
+                        }
+                        for claimed, attempt in done
+                    ],
+                )
+        return outcomes
 
     def next_due(self) -> datetime | None:
         """When the earliest pending row of an active endpoint is due (``None``: none)."""
@@ -236,6 +229,25 @@ class Outbox(Part):
                 .limit(1)
             ).scalar()
         return utc(found) if found is not None else None
+
+
+def _after(claimed: Claimed, attempt: Attempt, now: datetime) -> tuple[str, dict[str, Any]]:
+    """What an attempt leaves of its outbox row: the outcome and the row's new values."""
+    attempts = claimed.attempts + 1
+    values: dict[str, Any] = {
+        "attempts": attempts,
+        "last_attempt_at": now,
+        "last_status": attempt.status_code,
+        "last_error": (attempt.error or "")[:500] or None,
+    }
+    if attempt.delivered:
+        return "delivered", {**values, "status": "delivered"}
+    if attempt.status_code == 410:
+        return "gone", {**values, "status": "failed"}
+    if attempts > len(RETRY_SCHEDULE):
+        return "failed", {**values, "status": "failed"}
+    wait = RETRY_SCHEDULE[attempts - 1] * retry_scale()
+    return "retry", {**values, "next_attempt_at": now + timedelta(seconds=wait)}
 
 
 def entry_document(row: Any) -> dict[str, Any]:

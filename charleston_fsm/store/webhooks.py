@@ -161,16 +161,12 @@ class Webhooks(Part):
         are pending, delivered and given up, and the next retry."""
         endpoint = self.get(endpoint_id)
         with self._reading() as conn:
-            attempts = (
-                conn.execute(
-                    select(WebhookAttemptRow)
-                    .where(WebhookAttemptRow.endpoint_id == endpoint_id)
-                    .order_by(WebhookAttemptRow.id.desc())
-                    .limit(max(1, min(limit, 500)))
-                )
-                .scalars()
-                .all()
-            )
+            attempts = conn.execute(
+                select(*WebhookAttemptRow.__table__.columns)
+                .where(WebhookAttemptRow.endpoint_id == endpoint_id)
+                .order_by(WebhookAttemptRow.id.desc())
+                .limit(max(1, min(limit, 500)))
+            ).all()
             counts = dict(
                 conn.execute(
                     select(WebhookOutboxRow.status, func.count())

@@ -71,6 +71,7 @@ def upgrade() -> None:
         sa.Column("id", _BIG_KEY, autoincrement=True, nullable=False),
         sa.Column("endpoint_id", sa.String(32), nullable=False),
         sa.Column("entry_id", sa.String(32), nullable=False),
+        sa.Column("feed_id", sa.BigInteger(), nullable=False),
         sa.Column("queue", sa.String(80), nullable=False),
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
@@ -98,7 +99,7 @@ def upgrade() -> None:
     op.create_index(
         "ix_webhook_outbox_queue",
         "webhook_outbox",
-        ["endpoint_id", "queue", "id"],
+        ["endpoint_id", "queue", "feed_id"],
         postgresql_where=sa.text("status = 'pending'"),
         sqlite_where=sa.text("status = 'pending'"),
     )
