@@ -77,8 +77,9 @@ class Receiver:
 
 
 @contextmanager
-def receiver(answer: Callable[[Delivery], int] | None = None) -> Iterator[Receiver]:
-    """A threaded HTTP server on a free port of 127.0.0.1, recording each delivery."""
+def receiver(answer: Callable[[Delivery], int] | None = None, port: int = 0) -> Iterator[Receiver]:
+    """A threaded HTTP server on 127.0.0.1 (``port``; 0: a free one), recording each
+    delivery."""
     got = Receiver()
     if answer is not None:
         got.answer = answer
@@ -104,7 +105,8 @@ def receiver(answer: Callable[[Delivery], int] | None = None) -> Iterator[Receiv
         def log_message(self, *_args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ThreadingHTTPServer.allow_reuse_address = True
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     got.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ..store import GameStore
-from ..store.feed import MAX_PAGE
+from ..store.feed import MAX_PAGE, Entry, InvalidCursor
 from .deps import StoreDep, TokenFirstRoute, platform_only, token_first
+from .problems import bad_request
 from .schemas import problems
 from .webhook_sender import check_url
 
@@ -56,7 +57,7 @@ async def read_feed(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
     types: Types = None,
 ) -> dict[str, Any]:
-    entries, cursor = await run_in_threadpool(store.feed.read, after, limit, types)
+    entries, cursor = await run_in_threadpool(_read, store, after, limit, types)
     return {"entries": [e.to_dict() for e in entries], "next": cursor}
 
 
@@ -79,8 +80,17 @@ async def stream_feed(
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> EventSourceResponse:
     cursor = last_event_id or after
-    await run_in_threadpool(store.feed.read, cursor, 1, types)  # a bad cursor: 400 now
+    await run_in_threadpool(_read, store, cursor, 1, types)  # a bad cursor: 400 now
     return EventSourceResponse(_entries(request, store, cursor, types), ping=15)
+
+
+def _read(
+    store: GameStore, after: str | None, limit: int, types: list[str] | None
+) -> tuple[list[Entry], str]:
+    try:
+        return store.feed.read(after, limit, types)
+    except InvalidCursor as bad:
+        raise bad_request(bad.code, bad.message) from None
 
 
 async def _entries(

@@ -46,9 +46,9 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, text
 
+from ..engine.errors import SetupError
 from .append import Append, Rider
 from .core import Part
-from .errors import StoreError
 from .hashing import utc
 from .models import FeedRow
 from .outbox import FAN_OUT, fan_out
@@ -88,9 +88,11 @@ _CURSOR = re.compile(r"^p([0-9]{1,18})$")
 _COLUMNS = ("entry_id", "type", "game_id", "round_id", "seq", "at", "data")
 
 
-class InvalidCursor(StoreError):
+class InvalidCursor(SetupError):
+    """A cursor the feed never gave (the API answers 400)."""
+
     code = "invalid_cursor"
-    status = 400
+    rule = "SVC-02"
 
 
 @dataclass(frozen=True)
