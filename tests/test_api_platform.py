@@ -21,12 +21,12 @@ AUTH = {"Authorization": f"Bearer {KEY}"}
 
 
 @pytest.fixture
-def server(sqlite_url: str, tmp_path: Path):  # noqa: ANN201
+def server(sqlite_url: str, tmp_path: Path):
     with running(sqlite_url, tmp_path, env=ENV) as serving:
         yield serving
 
 
-def api(server: Server, method: str, path: str, **kwargs) -> httpx.Response:  # noqa: ANN003
+def api(server: Server, method: str, path: str, **kwargs) -> httpx.Response:
     headers = {**AUTH, **kwargs.pop("headers", {})}
     return httpx.request(method, f"{server.base_url}{path}", headers=headers, timeout=30, **kwargs)
 

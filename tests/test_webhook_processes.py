@@ -51,7 +51,7 @@ def whole_feed(base_url: str) -> list[dict]:
         after = body["next"]
 
 
-def wait_until(check, seconds: float = 240.0, what: str = "") -> None:  # noqa: ANN001
+def wait_until(check, seconds: float = 240.0, what: str = "") -> None:
     deadline = time.monotonic() + seconds
     while not check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
