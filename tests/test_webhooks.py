@@ -33,15 +33,9 @@ def _loopback_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def worker(store: GameStore) -> Iterator[DeliveryWorker]:
-    sender = DeliveryWorker(store)
-    sender.start()
-    sender.stop()  # no thread: the tests drive its turns; its senders stay
-    sender._stop.clear()
-    from concurrent.futures import ThreadPoolExecutor
-
-    sender._pool = ThreadPoolExecutor(4)
+    sender = DeliveryWorker(store)  # no thread: the tests turn it
     yield sender
-    sender._pool.shutdown()
+    sender.stop()
 
 
 def drain(store: GameStore, worker: DeliveryWorker, seconds: float = 60) -> None:

@@ -120,7 +120,6 @@ class DeliveryWorker:
         if self._thread is not None:
             return
         self.store.core.notices.listen(lambda _game, _seq: self._wake.set())
-        self._pool = ThreadPoolExecutor(SENDERS, thread_name_prefix="webhook-send")
         self._thread = threading.Thread(target=self._run, name="webhook-worker", daemon=True)
         self._thread.start()
 
@@ -132,6 +131,7 @@ class DeliveryWorker:
             self._thread = None
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -145,12 +145,14 @@ class DeliveryWorker:
             self._wake.clear()
 
     def deliver_once(self) -> int:
-        """Claim what is due, send it, record it; how many were sent."""
+        """Claim what is due, send it, record it; how many were sent (the thread's turn,
+        or a caller's own: tests and the bench turn it themselves, then :meth:`stop`)."""
         timeout = timeout_seconds()
         claimed = self.store.outbox.claim(BATCH, lease_seconds=2 * timeout + 5)
         if not claimed:
             return 0
-        assert self._pool is not None
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(SENDERS, thread_name_prefix="webhook-send")
         attempts = list(self._pool.map(lambda c: self.send(c, timeout), claimed))
         self.store.outbox.complete(list(zip(claimed, attempts, strict=True)))
         self.sent += len(claimed)
