@@ -4,8 +4,8 @@
 only public destinations are allowed: ``http`` or ``https``, a host whose every address
 is public. Loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local
 (169.254/16: cloud metadata; fe80::/10), carrier-grade NAT, multicast, reserved and
-unspecified addresses are refused, at registration and again before each send (a name
-may resolve elsewhere later), unless the operator lists them in
+unspecified addresses are refused, at registration and again before sending (a name
+may resolve elsewhere later: checked again every 30 s), unless the operator lists them in
 ``CHARLESTON_WEBHOOK_ALLOW`` (comma-separated hosts, addresses or networks:
 ``127.0.0.1,10.1.0.0/16,hooks.internal``), as the tests do for their receiver.
 
@@ -40,7 +40,7 @@ ALLOW_ENV = "CHARLESTON_WEBHOOK_ALLOW"
 TIMEOUT_ENV = "CHARLESTON_WEBHOOK_TIMEOUT"
 SENDERS = 8  # threads sending at once per process
 POLL_SECONDS = 0.5  # between claims when no notice wakes the worker
-BATCH = 200  # rows claimed at once
+BATCH = 500  # rows claimed at once (at most one per game and endpoint)
 USER_AGENT = "charleston-fsm-webhooks/1"
 
 
@@ -81,6 +81,21 @@ def check_url(url: str) -> None:
                 "link-local or reserved address: the service sends only to public ones "
                 f"unless the operator allows it in {ALLOW_ENV}."
             )
+
+
+#: how long a URL found allowed stays so before it is checked again (its name resolved)
+CHECKED_SECONDS = 30.0
+_checked: dict[str, float] = {}
+
+
+def check_url_cached(url: str) -> None:
+    """:func:`check_url`, at most once every :data:`CHECKED_SECONDS` per URL that passed
+    (a send re-checks, so a name that moved to a private address is refused within it)."""
+    now = time.monotonic()
+    if _checked.get(url, 0.0) > now:
+        return
+    check_url(url)
+    _checked[url] = now + CHECKED_SECONDS
 
 
 def timeout_seconds() -> float:
@@ -163,7 +178,7 @@ class DeliveryWorker:
         started = time.monotonic()
         body = body_of(claimed.entry)
         try:
-            check_url(claimed.url)
+            check_url_cached(claimed.url)
             sent = signed_headers(
                 claimed.entry["id"], body, secret=claimed.secret, key=self.store.anchor_key
             )

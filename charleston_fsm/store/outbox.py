@@ -182,10 +182,29 @@ class Outbox(Part):
         after the schedule) or ``gone`` (410: the endpoint is disabled)."""
         now = _now()
         outcomes = []
+        delivered: dict[int, list[int]] = {}  # status code -> rows (the usual case)
+        for claimed, attempt in done:
+            if attempt.delivered:
+                delivered.setdefault(attempt.status_code or 0, []).append(claimed.outbox_id)
         with self._writing() as conn:
+            for status_code, ids in delivered.items():  # one statement per status code
+                conn.execute(
+                    update(WebhookOutboxRow)
+                    .where(WebhookOutboxRow.id.in_(ids))
+                    .where(WebhookOutboxRow.status == "pending")
+                    .values(
+                        status="delivered",
+                        attempts=WebhookOutboxRow.attempts + 1,
+                        last_attempt_at=now,
+                        last_status=status_code,
+                        last_error=None,
+                    )
+                )
             for claimed, attempt in done:
                 outcome, values = _after(claimed, attempt, now)
                 outcomes.append(outcome)
+                if outcome == "delivered":
+                    continue
                 conn.execute(
                     update(WebhookOutboxRow)
                     .where(WebhookOutboxRow.id == claimed.outbox_id)
