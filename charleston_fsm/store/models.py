@@ -16,9 +16,11 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
+    UniqueConstraint,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -230,6 +232,15 @@ class FeedRow(Base):
     """
 
     __tablename__ = "feed"
+    __table_args__ = (
+        # the sequencer's work: committed entries without a position, in insert order
+        Index(
+            "ix_feed_unpositioned",
+            "id",
+            postgresql_where=text("position IS NULL"),
+            sqlite_where=text("position IS NULL"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
     entry_id: Mapped[str] = mapped_column(String(32), unique=True)
@@ -271,6 +282,24 @@ class WebhookOutboxRow(Base):
     """
 
     __tablename__ = "webhook_outbox"
+    __table_args__ = (
+        UniqueConstraint("endpoint_id", "entry_id", name="uq_webhook_outbox_endpoint_id"),
+        # what is due (the claim), and what comes first in a queue (the order)
+        Index(
+            "ix_webhook_outbox_pending",
+            "next_attempt_at",
+            postgresql_where=text("status = 'pending'"),
+            sqlite_where=text("status = 'pending'"),
+        ),
+        Index(
+            "ix_webhook_outbox_queue",
+            "endpoint_id",
+            "queue",
+            "feed_id",
+            postgresql_where=text("status = 'pending'"),
+            sqlite_where=text("status = 'pending'"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
     endpoint_id: Mapped[str] = mapped_column(
