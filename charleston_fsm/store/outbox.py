@@ -62,7 +62,9 @@ class _FeedFanOut:
         )
 
     def after_insert(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-        fan_out(conn, [row["entry_id"] for row in rows])
+        # SQLite: the write holds the database's write lock, so the feed's last rows are
+        # the ones just inserted (a fixed statement, no list of ids to bind)
+        conn.exec_driver_sql(_FAN_OUT_LAST, (len(rows),))
 
 
 FAN_OUT = _FeedFanOut()
@@ -73,6 +75,14 @@ _FAN_OUT = text(
     f"FROM feed r JOIN webhook_endpoints w ON {_SUBSCRIBED} "
     "WHERE r.entry_id IN :ids"
 ).bindparams(bindparam("ids", expanding=True))
+
+
+_FAN_OUT_LAST = (
+    f"INSERT INTO webhook_outbox ({_OUTBOX_COLUMNS}) "
+    f"SELECT w.id, r.entry_id, r.id, {_QUEUE}, 'pending', 0, r.at "
+    f"FROM feed r JOIN webhook_endpoints w ON {_SUBSCRIBED} "
+    "WHERE r.id IN (SELECT id FROM feed ORDER BY id DESC LIMIT ?)"
+)
 
 
 def fan_out(conn: Connection, entry_ids: Sequence[str]) -> None:
