@@ -163,3 +163,17 @@ def test_a_seat_late_entry_names_the_seat(store: GameStore) -> None:
     assert store.clock_worker.fire_due_clocks(now=utc(due) + timedelta(seconds=5))
     late = [e for e in read_all(store) if e["type"] == "game.seat_late"]
     assert late and {e["data"]["seat"] for e in late} <= {s.value for s in Seat}
+
+
+def test_a_scoped_read_keeps_the_same_order_and_cursors(store: GameStore) -> None:
+    """The organisers' filter (a condition on the feed's rows): only their entries, the
+    cursors of the one order."""
+    mine, other = (store.registry.create_game(seed=s, clock={"vote": 30}) for s in (1, 2))
+    for game_id in (mine, other, mine):
+        store.writes.annotate(game_id, pause({"type": "pause_clock"}))
+        store.writes.annotate(game_id, resume({"type": "resume_clock"}))
+    whole = read_all(store)
+    scoped, _ = store.feed.read(None, 100, scope=FeedRow.game_id == mine)
+    assert [e.to_dict() for e in scoped] == [e for e in whole if e["game_id"] == mine]
+    later, _ = store.feed.read(scoped[1].cursor, 100, scope=FeedRow.game_id == mine)
+    assert [e.id for e in later] == [e.id for e in scoped[2:]]

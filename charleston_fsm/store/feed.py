@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, text
+from sqlalchemy import ColumnElement, Connection, insert, select, text
 
 from ..engine.errors import SetupError
 from .append import Append, Rider
@@ -198,16 +198,26 @@ class Feed(Part):
     """``read`` the feed from a cursor; ``sequence`` positions (PostgreSQL)."""
 
     def read(
-        self, after: str | None = None, limit: int = 100, types: Sequence[str] | None = None
+        self,
+        after: str | None = None,
+        limit: int = 100,
+        types: Sequence[str] | None = None,
+        scope: ColumnElement[bool] | None = None,
     ) -> tuple[list[Entry], str]:
         """Up to ``limit`` entries after the cursor ``after`` (``types``: only these), and
-        the cursor to read on from (the last entry's, or ``after`` when none came)."""
+        the cursor to read on from (the last entry's, or ``after`` when none came).
+
+        ``scope``: a condition on :class:`FeedRow` an entry must meet, e.g. an organiser's
+        games (``FeedRow.game_id.in_(…)``); the cursor is the same order's, so a scoped
+        reader resumes as any other."""
         start = parse_cursor(after)
         limit = max(1, min(limit, MAX_PAGE))
         order = FeedRow.id if self.core.dialect == "sqlite" else FeedRow.position
         query = select(*FeedRow.__table__.columns, order.label("place")).where(order > start)
         if types:
             query = query.where(FeedRow.type.in_(list(types)))
+        if scope is not None:
+            query = query.where(scope)
         query = query.order_by(order).limit(limit)
         with self._reading() as conn:
             rows = conn.execute(query).all()
