@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An example webhook receiver for charleston-fsm (docs/platform.md), standard library only
+"""An example webhook receiver for charleston-fsm (docs/platforms.md), standard library only
 (plus ``cryptography`` for v1a endpoints).
 
 What a platform's receiver must do, in ~100 lines:

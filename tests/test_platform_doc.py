@@ -1,4 +1,4 @@
-"""docs/platform.md's walkthrough, run as printed (bash) against a real ``serve``: a webhook
+"""docs/platforms.md's walkthrough, run as printed (bash) against a real ``serve``: a webhook
 endpoint, the example receiver, a round the bots play, a delivery verified by the CLI,
 the feed read from a cursor, a signed record verified."""
 
@@ -19,7 +19,7 @@ KEY = "walkthrough-key"
 
 
 def walkthrough() -> str:
-    text = (ROOT / "docs" / "platform.md").read_text()
+    text = (ROOT / "docs" / "platforms.md").read_text()
     [block] = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
     return block
 

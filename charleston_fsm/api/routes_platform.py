@@ -47,7 +47,7 @@ Types = Annotated[
     description=(
         "Entries in the feed's one order (the same on every service process, and after "
         "restarts). Read on with `after=<next>`; an empty page means nothing newer yet. "
-        "Entries carry no tile. See docs/platform.md."
+        "Entries carry no tile. See docs/platforms.md."
     ),
 )
 @token_first(platform_only)
