@@ -176,7 +176,7 @@ async def pause_webhook(endpoint_id: str, store: StoreDep) -> dict[str, Any]:
 
 @router.post(
     "/webhooks/{endpoint_id}/resume",
-    summary="Resume an endpoint (also one a 410 disabled: entries from now on)",
+    summary="Resume an endpoint (also one a 410 disabled: what it had pending, then new entries)",
     response_model=None,
     responses=problems(401, 403, 404, 503),
 )

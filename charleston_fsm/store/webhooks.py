@@ -129,7 +129,8 @@ class Webhooks(Part):
 
     def set_status(self, endpoint_id: str, status: str) -> dict[str, Any]:
         """Pause (``paused``: entries keep collecting) or resume (``active``; also what
-        re-enables an endpoint a 410 disabled: entries from then on)."""
+        re-enables an endpoint a 410 disabled: what it had pending is sent, then the
+        entries written from now on; none written while it was disabled)."""
         assert status in ("active", "paused")
         with self._writing() as conn:
             done = conn.execute(
