@@ -113,7 +113,8 @@ def _pg_database(pg_admin_url: str) -> Iterator[str]:
 _counter = iter(range(1_000_000))
 _TABLES = (
     "quarantines, anchors, game_credentials, projections, commands, events, games, "
-    "spectator_links, credential_changes, organisers"
+    "spectator_links, credential_changes, organisers, feed, webhook_attempts, webhook_outbox, "
+    "webhook_endpoints"
 )
 
 

@@ -46,7 +46,8 @@ def test_every_row_on_both_databases_has_a_number_and_a_floor(quick_run: dict[st
     # clients with and without pg_notify; one figure per database for the rest
     assert len(by_row["http"]) == 4
     assert sorted(f["details"]["clients"] for f in by_row["notify"]) == [4, 8, 16]
-    assert all(len(by_row[row]) == 2 for row in ROWS if row not in ("http", "notify"))
+    assert all(len(by_row[row]) == 2 for row in ROWS if row not in ("http", "notify", "platform"))
+    assert len(by_row["platform"]) == 4  # CPU with the outbox, webhooks/s; per database
     # sanity: a command costs more than a bare insert; memory is a real process's
     for figure in by_row["command"]:
         assert figure["value"] > figure["floor"] > 0

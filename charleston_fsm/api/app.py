@@ -20,12 +20,14 @@ from fastapi import APIRouter, FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from ..store import GameStore
+from ..store.feed import Sequencer
 from . import (
     routes_director,
     routes_games,
     routes_live,
     routes_meta,
     routes_organisers,
+    routes_platform,
     routes_record,
     routes_rounds,
     routes_seats,
@@ -41,6 +43,7 @@ from .notify import Notifier
 from .problems import install
 from .responses import FastJSONResponse
 from .token_cache import CredentialWatch, TokenCache
+from .webhook_sender import DeliveryWorker
 
 API_VERSION = "v1"
 MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
@@ -65,12 +68,20 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     clock.start()
     watch = CredentialWatch(app.state.store, app.state.roles)
     watch.start()
+    # every process may position the feed and send webhooks (store/feed.py, outbox.py)
+    sequencer = Sequencer(app.state.store.feed)
+    sender = DeliveryWorker(app.state.store)
+    if app.state.platform_workers:
+        sequencer.start()
+        sender.start()
     log.info("service started", extra={"notifier": notifier.kind, "pid": os.getpid()})
     try:
         yield
     finally:
         await run_in_threadpool(clock.stop)
         await run_in_threadpool(watch.stop)
+        await run_in_threadpool(sender.stop)
+        await run_in_threadpool(sequencer.stop)
         await app.state.bots.stop_all()
         await run_in_threadpool(notifier.stop)
         if app.state.store.core.on_loop is not None:  # the loop's connections end with it
@@ -86,6 +97,7 @@ def create_app(
     clock_interval: float | None = CLOCK_INTERVAL,
     commands_on_loop: bool | None = None,
     body_timeout: float | None = None,
+    platform_workers: bool = True,
 ) -> FastAPI:
     """The service over ``store`` (default: ``GameStore()`` from ``$CHARLESTON_DATABASE_URL``).
 
@@ -95,6 +107,7 @@ def create_app(
     between the clock worker's polls (``None``: no worker in this process).
     ``commands_on_loop``: run seats' commands on the event loop where the store can
     (PostgreSQL; default: ``$CHARLESTON_COMMANDS_ON_LOOP`` is ``1``).
+    ``platform_workers``: run the feed's sequencer and the webhook sender here.
     """
     if store is None:
         store = GameStore()
@@ -126,6 +139,7 @@ def create_app(
     app.state.bots = BotRunner(store, notifier)
     app.state.platform_key = platform_key
     app.state.clock_interval = clock_interval
+    app.state.platform_workers = platform_workers and hasattr(store, "feed")
     if commands_on_loop is None:
         commands_on_loop = os.environ.get(ON_LOOP_ENV, "0") == "1"
     app.state.commands_on_loop = commands_on_loop and store.writes.on_loop_ready
@@ -143,6 +157,7 @@ def create_app(
         routes_seats,
         routes_spectators,
         routes_record,
+        routes_platform,
         routes_live,
         routes_meta,
     ):

@@ -11,7 +11,7 @@ from typing import Any
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 """The PostgreSQL server a bench run uses by default (for a scratch database)."""
 
-ROWS = ("command", "throughput", "notify", "http", "replay", "verify", "memory")
+ROWS = ("command", "throughput", "notify", "platform", "http", "replay", "verify", "memory")
 """The rows, in the order of the table (``--only`` takes these names); ``notify`` is
 PostgreSQL's only."""
 

@@ -12,6 +12,7 @@ from .figures import DEFAULT_PG, ROWS, Figure, median_figure
 from .http_rows import LoadPlan, http_rows
 from .load import Step
 from .notify_rows import notify_rows
+from .platform_rows import platform_rows
 from .replay_rows import FULL_GAMES, replay_row, stored_games, verify_row
 from .stages import Budget, budgets
 from .store_rows import command_row, throughput_row
@@ -124,6 +125,7 @@ def _measure(
         "command": lambda: [command_row(database, settings.samples)],
         "throughput": lambda: [throughput_row(database, settings.seconds)],
         "notify": lambda: notify_rows(database, settings.seconds),
+        "platform": lambda: platform_rows(database, settings.samples, settings.quick),
         "replay": lambda: [replay_row(database, games[:REPLAY_GAMES])],
         "verify": lambda: [verify_row(database, games)],
     }

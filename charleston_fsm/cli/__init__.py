@@ -9,7 +9,7 @@ a bad argument or a known failure into a plain line instead of a traceback.
 
 from __future__ import annotations
 
-from . import check, director, play, record, records, reference, serve, tournament
+from . import check, director, play, record, records, reference, serve, tournament, webhooks
 from .errors import PlainErrorsTyper, tidy_help
 
 app = PlainErrorsTyper(
@@ -20,7 +20,7 @@ app = PlainErrorsTyper(
     add_completion=False,
 )
 
-for part in (play, reference, check, serve, records, record, director, tournament):
+for part in (play, reference, check, serve, records, record, director, tournament, webhooks):
     app.registered_commands += part.commands.registered_commands
     app.registered_groups += part.commands.registered_groups
 

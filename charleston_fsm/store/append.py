@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from psycopg.rows import namedtuple_row
@@ -56,6 +56,19 @@ class Head:
     clock: dict[str, Any] | None = field(repr=False)
 
 
+class FanOut(Protocol):
+    """Rows a rider's rows make in other tables (the webhooks' outbox of feed entries)."""
+
+    def pg(self, inserted: str) -> str:
+        """PostgreSQL: the body of one more part of the write's statement, over
+        ``inserted`` (the name of the part that inserted the rider's rows, ``RETURNING *``)."""
+        ...
+
+    def after_insert(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+        """SQLite: its statements, once the rider's rows are inserted."""
+        ...
+
+
 @dataclass(frozen=True)
 class Rider:
     """Rows of another table that a write carries: inserted by the write's own statement,
@@ -64,6 +77,8 @@ class Rider:
 
     table: Table
     rows: tuple[Mapping[str, Any], ...]
+    #: rows of further tables made from these, in the same statement (``outbox.FanOut``)
+    fan_out: FanOut | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -290,7 +305,7 @@ def pg_append(append: Append) -> tuple[str, dict[str, Any]]:
         params.update({f"a_{c}": append.anchor[c] for c in _ANCHOR_COLUMNS})
     for number, rider in enumerate(append.riders):
         params[f"r_{number}"] = Jsonb([_json_ready(row) for row in rider.rows])
-    riders = tuple((rider.table, rider.columns) for rider in append.riders)
+    riders = tuple((rider.table, rider.columns, rider.fan_out) for rider in append.riders)
     return _pg_statement(tuple(append.game), append.anchor is not None, riders), params
 
 
@@ -298,7 +313,9 @@ _PG_STATEMENTS: dict[tuple[Any, ...], str] = {}
 
 
 def _pg_statement(
-    game_columns: tuple[str, ...], anchored: bool, riders: tuple[tuple[Table, tuple[str, ...]], ...]
+    game_columns: tuple[str, ...],
+    anchored: bool,
+    riders: tuple[tuple[Table, tuple[str, ...], FanOut | None], ...],
 ) -> str:
     """The one statement of a write on PostgreSQL (built once per shape)."""
     key = (game_columns, anchored, riders)
@@ -330,13 +347,16 @@ def _pg_statement(
                 f"anchored AS (INSERT INTO anchors (game_id, {', '.join(_ANCHOR_COLUMNS)}) "
                 f"SELECT id, {', '.join(f'%(a_{c})s' for c in _ANCHOR_COLUMNS)} FROM moved)"
             )
-        for number, (table, columns) in enumerate(riders):
+        for number, (table, columns, fan_out) in enumerate(riders):
             types = ", ".join(f"{c} {_pg_type(table, c)}" for c in columns)
             names = ", ".join(columns)
+            returning = " RETURNING *" if fan_out is not None else ""
             parts.append(
                 f"rider_{number} AS (INSERT INTO {table.name} ({names}) SELECT r.* FROM moved, "
-                f"jsonb_to_recordset(%(r_{number})s) AS r({types}))"
+                f"jsonb_to_recordset(%(r_{number})s) AS r({types}){returning})"
             )
+            if fan_out is not None:
+                parts.append(f"fan_out_{number} AS ({fan_out.pg(f'rider_{number}')})")
         _PG_STATEMENTS[key] = f"WITH {', '.join(parts)} SELECT id FROM moved"
     return _PG_STATEMENTS[key]
 
@@ -423,6 +443,8 @@ def _write_sqlite(conn: Connection, append: Append) -> bool:
     for rider in append.riders:
         if rider.rows:
             conn.execute(insert(rider.table), [dict(row) for row in rider.rows])
+            if rider.fan_out is not None:
+                rider.fan_out.after_insert(conn, rider.rows)
     return True
 
 

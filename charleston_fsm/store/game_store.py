@@ -23,6 +23,9 @@ of its module, where callers reach it:
   spectator's link shows, behind its delay);
 - ``organisers``, :class:`~.organisers.Organisers`: create, get, listing, rotate, revoke,
   holder, directing, owns_round, games, rounds (organisers' keys and what they own).
+- ``feed``, :class:`~.feed.Feed`: read, head, sequence (every game's and round's lifecycle);
+- ``webhooks``, :class:`~.webhooks.Webhooks`: create, list, get, set_status, delete,
+  deliveries; ``outbox``, :class:`~.outbox.Outbox`: claim, complete (the senders').
 
 No part imports this module: each gets the core and the parts it uses when it is built
 here, so each can be built and tested on its own (``tests/test_store_parts.py``).
@@ -37,13 +40,17 @@ from .auditor import Auditor
 from .clock_worker import ClockWorker
 from .core import StoreCore
 from .credentials import Credentials
+from .feed import Feed
+from .feed import rider as feed_rider
 from .organisers import Organisers
+from .outbox import Outbox
 from .reads import CheckedReads
 from .registry import GameRegistry
 from .round_acts import RoundActs
 from .rounds import Rounds
 from .spectating import Spectating
 from .tamper import TamperEvidence
+from .webhooks import Webhooks
 from .writes import Writes
 
 
@@ -67,6 +74,7 @@ class GameStore:
         self.reads = CheckedReads(core, self.tamper.verify)
         core.lost_race = self.reads.refuse_beyond_head
         self.writes = Writes(core, self.tamper)
+        self.writes.add_rider(feed_rider)  # every write's feed entries and their outbox
         self.auditor = Auditor(core, self.tamper, self.reads)
         self.rounds = Rounds(core, self.registry, self.reads)
         self.clock_worker = ClockWorker(core, self.writes)
@@ -74,6 +82,9 @@ class GameStore:
         self.round_acts = RoundActs(core, self.writes)
         self.spectating = Spectating(core, self.reads)
         self.organisers = Organisers(core)
+        self.feed = Feed(core)
+        self.webhooks = Webhooks(core)
+        self.outbox = Outbox(core)
 
     @property
     def anchor_key(self) -> AnchorKey:

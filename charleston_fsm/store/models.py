@@ -12,12 +12,15 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
+    UniqueConstraint,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -236,6 +239,121 @@ class OrganiserRow(Base):
     key_hash: Mapped[str] = mapped_column(String(64), index=True)
     key_rotated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+#: a 64-bit integer key that is SQLite's rowid there (autoincrement without a sequence)
+BigKey = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class FeedRow(Base):
+    """One entry of the feed: a lifecycle moment of a game or a round (``feed.py``).
+
+    Written in the transaction of the rows that caused it. ``id`` is the insert order;
+    ``position`` the feed's total order, given after the commit by the sequencer
+    (PostgreSQL; on SQLite it stays NULL and ``id`` is the order, writes being
+    serialised there). ``entry_id`` names the entry everywhere (the webhook-id).
+    """
+
+    __tablename__ = "feed"
+    __table_args__ = (
+        # the sequencer's work: committed entries without a position, in insert order
+        Index(
+            "ix_feed_unpositioned",
+            "id",
+            postgresql_where=text("position IS NULL"),
+            sqlite_where=text("position IS NULL"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
+    entry_id: Mapped[str] = mapped_column(String(32), unique=True)
+    position: Mapped[int | None] = mapped_column(BigInteger, unique=True)
+    type: Mapped[str] = mapped_column(String(32))
+    game_id: Mapped[str | None] = mapped_column(String(MAX_GAME_ID))
+    round_id: Mapped[str | None] = mapped_column(String(MAX_GAME_ID))
+    seq: Mapped[int | None] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    data: Mapped[dict[str, Any]] = mapped_column(JSONDoc)
+
+
+class WebhookEndpointRow(Base):
+    """A platform's webhook endpoint: where, which entry types, how signed, its state.
+
+    ``event_types``: ``*`` or the types between spaces (`` game.finished round.started ``),
+    so one ``LIKE`` matches on both databases. ``secret``: the ``v1`` HMAC secret
+    (``whsec_…``); NULL signs ``v1a`` with the service's Ed25519 key. ``organiser_id``:
+    whose endpoint it is (NULL: the platform's own).
+    """
+
+    __tablename__ = "webhook_endpoints"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    url: Mapped[str] = mapped_column(String(2000))
+    event_types: Mapped[str] = mapped_column(String(2000))
+    secret: Mapped[str | None] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(16))
+    status_reason: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    organiser_id: Mapped[str | None] = mapped_column(String(MAX_GAME_ID), index=True)
+
+
+class WebhookOutboxRow(Base):
+    """One feed entry to deliver to one endpoint, written with the entry (``webhooks.py``).
+
+    ``queue`` keeps the order: an entry is sent only once every earlier entry of the same
+    endpoint and queue (its game, or its round) is delivered or given up.
+    """
+
+    __tablename__ = "webhook_outbox"
+    __table_args__ = (
+        UniqueConstraint("endpoint_id", "entry_id", name="uq_webhook_outbox_endpoint_id"),
+        # what is due (the claim), and what comes first in a queue (the order)
+        Index(
+            "ix_webhook_outbox_pending",
+            "next_attempt_at",
+            postgresql_where=text("status = 'pending'"),
+            sqlite_where=text("status = 'pending'"),
+        ),
+        Index(
+            "ix_webhook_outbox_queue",
+            "endpoint_id",
+            "queue",
+            "feed_id",
+            postgresql_where=text("status = 'pending'"),
+            sqlite_where=text("status = 'pending'"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
+    endpoint_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("webhook_endpoints.id", ondelete="CASCADE")
+    )
+    entry_id: Mapped[str] = mapped_column(String(32))
+    #: the entry's ``feed.id``: a queue's order (a game's entries are inserted in its order)
+    feed_id: Mapped[int] = mapped_column(BigInteger)
+    queue: Mapped[str] = mapped_column(String(80))
+    status: Mapped[str] = mapped_column(String(16))
+    attempts: Mapped[int] = mapped_column(Integer)
+    next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_status: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(String(500))
+
+
+class WebhookAttemptRow(Base):
+    """One attempt to deliver an outbox row: the endpoint's delivery log."""
+
+    __tablename__ = "webhook_attempts"
+
+    id: Mapped[int] = mapped_column(BigKey, primary_key=True, autoincrement=True)
+    endpoint_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("webhook_endpoints.id", ondelete="CASCADE"), index=True
+    )
+    entry_id: Mapped[str] = mapped_column(String(32))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(String(500))
+    milliseconds: Mapped[int] = mapped_column(Integer)
 
 
 metadata = Base.metadata

@@ -27,7 +27,7 @@ from ..engine.rulesets import get_ruleset
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
 from ..engine.tiles import Deal
-from . import integrity
+from . import feed, integrity
 from .append import Head, pg_sql
 from .chain import event_row
 from .core import Part
@@ -240,6 +240,7 @@ class GameRegistry(Part):
         links = [g.spectator for g in games if g.spectator is not None]
         if links:
             conn.execute(insert(SpectatorLinkRow), links)
+        feed.record(conn, [created_entry(g) for g in games])
 
     def committed(self, games: Sequence[NewGameRows]) -> None:
         """Once the games are committed: cache their heads (no one waits on a game that
@@ -313,6 +314,22 @@ class GameRegistry(Part):
         if seq is None:
             raise GameNotFound(f"There is no game {game_id!r}.")
         return seq
+
+
+def created_entry(rows: NewGameRows) -> dict[str, Any]:
+    """The feed's ``game.created`` of a new game (no deal, no seed: nothing concealed)."""
+    game = rows.game
+    data = {"ruleset": game["ruleset"], "players": game["players"]}
+    if game["round_table"] is not None:
+        data["table"] = game["round_table"]
+    return feed.new_entry(
+        "game.created",
+        game["created_at"],
+        game_id=game["id"],
+        round_id=game["round_id"],
+        seq=1,
+        data=data,
+    )
 
 
 def spectator_row(game_id: str, token_hash: str, delay: int, now: datetime) -> dict[str, Any]:

@@ -26,11 +26,14 @@ from sqlalchemy import select
 
 from ..engine import annotations, errors
 from ..engine.annotations import Annotation
+from . import feed
 from .core import Part, StoreCore
 from .errors import RoundNotFound
 from .models import GameRow, RoundRow
 from .writes import Writes, Written, checked_id
 
+#: the feed entry of each act, written with its tables' rows
+ENTRY_OF = {"start": "round.started", "pause": "round.paused", "resume": "round.resumed"}
 #: the acts, by name: each gives a table's annotation for the round (and the moment)
 ACTS: dict[str, Callable[[str, datetime], Annotation]] = {
     "start": lambda round_id, at: annotations.start({"type": "start_game", "round": round_id}, at),
@@ -124,6 +127,11 @@ class RoundActs(Part):
                     outcomes[game_id] = TableOutcome(
                         number, game_id, True, result.duplicate, result.last_seq
                     )
+                fresh = sum(o.done and not o.duplicate for o in outcomes.values())
+                if fresh:  # a retry that wrote nothing more announces nothing more
+                    data = {"tables": fresh}
+                    entry = feed.new_entry(ENTRY_OF[act], at, round_id=round_id, data=data)
+                    feed.record(conn, [entry])
         except BaseException:
             for game_id, _, _ in tables:
                 self.core.served.forget(game_id)

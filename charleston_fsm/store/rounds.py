@@ -24,7 +24,7 @@ from ..engine.errors import SetupError
 from ..engine.events import ANNOTATION_TYPES
 from ..engine.seats import SEATS
 from ..rulebook import enforces
-from . import integrity
+from . import feed, integrity
 from .core import Part, StoreCore
 from .errors import InvalidRound, RoundNotFound
 from .hashing import canonical_time, utc
@@ -171,11 +171,12 @@ class Rounds(Part):
                 )
         if spectator is not None:
             check_digest(spectator[0])
+        created_at = datetime.now(UTC)
         with self._writing(unknown) as conn:
             conn.execute(
                 insert(RoundRow).values(
                     id=round_id,
-                    created_at=datetime.now(UTC),
+                    created_at=created_at,
                     name=name,
                     settings=dict(settings or {}),
                     token_hash=token_hash,
@@ -183,6 +184,10 @@ class Rounds(Part):
                     spectator_delay=spectator[1] if spectator else None,
                     organiser_id=organiser_id,
                 )
+            )
+            entry = {"name": name, "tables": len(games)}
+            feed.record(
+                conn, [feed.new_entry("round.created", created_at, round_id=round_id, data=entry)]
             )
             self.registry.insert_games(conn, games)
         self.registry.committed(games)

@@ -10,12 +10,13 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
-from . import integrity
+from . import feed, integrity
 from .anchors import Anchor
 from .core import Part, StoreCore
 from .errors import QuarantineNotLifted
+from .hashing import canonical_time
 from .models import GameRow
 from .registry import GameRegistry
 from .sweep import Sweep, sweep
@@ -52,7 +53,7 @@ class TamperEvidence(Part):
         verdict = check_game(record, self.anchor_key, kept, replay=replay)
         if not verdict.ok and quarantine:
             with self._writing() as conn:
-                return verdict.with_quarantine(integrity.quarantine(conn, verdict, _now()))
+                return verdict.with_quarantine(_quarantine(conn, verdict))
         if verdict.ok and verdict.replay_digest is not None and record.status == "finished":
             with self._writing() as conn:
                 integrity.seal_anchor(conn, self.anchor_key, record, verdict)
@@ -70,7 +71,13 @@ class TamperEvidence(Part):
         if not verdict.ok:
             return False
         with self._writing() as conn:
-            return integrity.seal_anchor(conn, self.anchor_key, record, verdict)
+            sealed = integrity.seal_anchor(conn, self.anchor_key, record, verdict)
+            if sealed:
+                # no seq: a seal is no row of the game, and may come after later rows
+                data = {"last_seq": record.last_seq}
+                entry = feed.new_entry("game.sealed", _now(), game_id=game_id, data=data)
+                feed.record(conn, [entry])
+            return sealed
 
     def verify_all(
         self,
@@ -99,7 +106,7 @@ class TamperEvidence(Part):
         if failed:
             with self._writing() as conn:
                 for verdict in failed:
-                    integrity.quarantine(conn, verdict, _now())
+                    _quarantine(conn, verdict)
         with self._reading() as conn:
             active = {q["game_id"]: q for q in integrity.history(conn) if q["active"]}
         found.verifications = [
@@ -136,7 +143,15 @@ class TamperEvidence(Part):
                 f"Game {game_id!r} still fails verify: {verdict.message} Repair the record first."
             )
         with self._writing() as conn:
-            return integrity.lift(conn, game_id, by, note, _now())
+            lifted = integrity.lift(conn, game_id, by, note, _now())
+            entry = feed.new_entry(
+                "game.quarantine_lifted",
+                _now(),
+                game_id=game_id,
+                data={"number": lifted["number"]},
+            )
+            feed.record(conn, [entry])
+            return lifted
 
     def anchors(self, game_id: str | None = None) -> list[Anchor]:
         """The stored anchors (of one game, or of all), for a director to export."""
@@ -172,6 +187,19 @@ class TamperEvidence(Part):
             with self._writing() as conn:
                 integrity.rebuild_projection(conn, game_id)
         return self.verify(game_id, quarantine=False)
+
+
+def _quarantine(conn: Connection, verdict: Verification) -> dict[str, Any]:
+    """Quarantine the verdict's game; a quarantine opened now (not one already open)
+    goes to the feed with it."""
+    now = _now()
+    found = integrity.quarantine(conn, verdict, now)
+    if found.get("since") == canonical_time(now):
+        data = {"number": found["number"]}
+        feed.record(
+            conn, [feed.new_entry("game.quarantined", now, game_id=verdict.game_id, data=data)]
+        )
+    return found
 
 
 def _now() -> datetime:

@@ -9,7 +9,7 @@ its organiser too, so one join answers "does this key direct this table"); NULL 
 what the platform's key created. No foreign key, as for ``games.round_id`` (0003).
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-11-26
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0007"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

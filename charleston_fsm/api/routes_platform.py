@@ -1,0 +1,198 @@
+"""A platform's view of everything: the feed (a page, or a stream) and its webhooks.
+
+Both need the platform key (when the service has one). The feed is ``store/feed.py``'s:
+one order of every game's and round's lifecycle, resumable from any entry's cursor on
+any process. Webhooks are ``store/webhooks.py``'s endpoints, sent by every process's
+worker (``webhook_sender.py``). ``organiser`` scoping is a filter the organisers' keys
+add (an endpoint's ``organiser_id``); the platform sees all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from ..store import GameStore
+from ..store.feed import MAX_PAGE, Entry, InvalidCursor
+from .deps import StoreDep, TokenFirstRoute, platform_only, token_first
+from .problems import bad_request
+from .schemas import problems
+from .webhook_sender import check_url
+
+router = APIRouter(tags=["platform"], route_class=TokenFirstRoute)
+#: how often a feed stream looks for new entries besides the commit notices
+STREAM_POLL_SECONDS = 0.5
+
+After = Annotated[
+    str | None,
+    Query(description="A cursor: read the entries after it (leave out: from the start)"),
+]
+Types = Annotated[
+    list[str] | None, Query(description="Only entries of these types (repeat the parameter)")
+]
+
+
+@router.get(
+    "/feed",
+    summary="The feed: every game's and round's lifecycle, in one order, from a cursor",
+    response_model=None,
+    responses=problems(400, 401, 403, 422, 503),
+    description=(
+        "Entries in the feed's one order (the same on every service process, and after "
+        "restarts). Read on with `after=<next>`; an empty page means nothing newer yet. "
+        "Entries carry no tile. See docs/platforms.md."
+    ),
+)
+@token_first(platform_only)
+async def read_feed(
+    store: StoreDep,
+    after: After = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+    types: Types = None,
+) -> dict[str, Any]:
+    entries, cursor = await run_in_threadpool(_read, store, after, limit, types)
+    return {"entries": [e.to_dict() for e in entries], "next": cursor}
+
+
+@router.get(
+    "/feed/stream",
+    summary="The feed as server-sent events (each event's id is its cursor)",
+    response_model=None,
+    responses=problems(400, 401, 403, 503),
+    description=(
+        "The entries after `after` (or the `Last-Event-ID` header a reconnecting "
+        "EventSource sends), then each new one as it is positioned."
+    ),
+)
+@token_first(platform_only)
+async def stream_feed(
+    request: Request,
+    store: StoreDep,
+    after: After = None,
+    types: Types = None,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> EventSourceResponse:
+    cursor = last_event_id or after
+    await run_in_threadpool(_read, store, cursor, 1, types)  # a bad cursor: 400 now
+    return EventSourceResponse(_entries(request, store, cursor, types), ping=15)
+
+
+def _read(
+    store: GameStore, after: str | None, limit: int, types: list[str] | None
+) -> tuple[list[Entry], str]:
+    try:
+        return store.feed.read(after, limit, types)
+    except InvalidCursor as bad:
+        raise bad_request(bad.code, bad.message) from None
+
+
+async def _entries(
+    request: Request, store: GameStore, cursor: str | None, types: list[str] | None
+) -> AsyncIterator[ServerSentEvent]:
+    """The entries after ``cursor``, then new ones: a read every
+    :data:`STREAM_POLL_SECONDS` (one indexed query per stream; positions come after the
+    commit, so a commit's notice would not find its entry positioned yet anyway)."""
+    while not await request.is_disconnected():
+        entries, cursor = await run_in_threadpool(store.feed.read, cursor, MAX_PAGE, types)
+        for entry in entries:
+            yield ServerSentEvent(
+                data=json.dumps(entry.to_dict()), event=entry.type, id=entry.cursor
+            )
+        if len(entries) < MAX_PAGE:
+            await asyncio.sleep(STREAM_POLL_SECONDS)
+
+
+# -- webhooks --------------------------------------------------------------------------------
+class CreateWebhook(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str = Field(description="Where to POST (http or https; public addresses only)")
+    event_types: list[str] = Field(
+        default_factory=lambda: ["*"], description="Entry types to send, or ['*']"
+    )
+    signing: Literal["v1", "v1a"] = Field(
+        "v1", description="v1: HMAC-SHA256 with a secret; v1a: Ed25519, GET /v1/anchor-key"
+    )
+    secret: str | None = Field(
+        None, description="v1 only: whsec_<base64>; left out, the service makes one"
+    )
+
+
+@router.post(
+    "/webhooks",
+    status_code=201,
+    summary="Register a webhook endpoint (its v1 secret is shown this once)",
+    response_model=None,
+    responses=problems(400, 401, 403, 422, 503),
+)
+@token_first(platform_only)
+async def create_webhook(body: CreateWebhook, store: StoreDep) -> dict[str, Any]:
+    await run_in_threadpool(check_url, body.url)
+    return await run_in_threadpool(
+        store.webhooks.create, body.url, body.event_types, body.signing, body.secret
+    )
+
+
+@router.get(
+    "/webhooks",
+    summary="The webhook endpoints",
+    response_model=None,
+    responses=problems(401, 403, 503),
+)
+@token_first(platform_only)
+async def list_webhooks(store: StoreDep) -> dict[str, Any]:
+    return {"endpoints": await run_in_threadpool(store.webhooks.list)}
+
+
+@router.get(
+    "/webhooks/{endpoint_id}",
+    summary="One endpoint and its delivery log (last attempts, counts, next retry)",
+    response_model=None,
+    responses=problems(401, 403, 404, 503),
+)
+@token_first(platform_only)
+async def get_webhook(
+    endpoint_id: str, store: StoreDep, limit: Annotated[int, Query(ge=1, le=500)] = 50
+) -> dict[str, Any]:
+    return await run_in_threadpool(store.webhooks.deliveries, endpoint_id, limit)
+
+
+@router.post(
+    "/webhooks/{endpoint_id}/pause",
+    summary="Pause an endpoint (entries keep collecting, sent once resumed)",
+    response_model=None,
+    responses=problems(401, 403, 404, 503),
+)
+@token_first(platform_only)
+async def pause_webhook(endpoint_id: str, store: StoreDep) -> dict[str, Any]:
+    return await run_in_threadpool(store.webhooks.set_status, endpoint_id, "paused")
+
+
+@router.post(
+    "/webhooks/{endpoint_id}/resume",
+    summary="Resume an endpoint (also one a 410 disabled: what it had pending, then new entries)",
+    response_model=None,
+    responses=problems(401, 403, 404, 503),
+)
+@token_first(platform_only)
+async def resume_webhook(endpoint_id: str, store: StoreDep) -> dict[str, Any]:
+    return await run_in_threadpool(store.webhooks.set_status, endpoint_id, "active")
+
+
+@router.delete(
+    "/webhooks/{endpoint_id}",
+    status_code=204,
+    summary="Delete an endpoint, what it had pending and its log",
+    response_class=Response,
+    responses=problems(401, 403, 404, 503),
+)
+@token_first(platform_only)
+async def delete_webhook(endpoint_id: str, store: StoreDep) -> Response:
+    await run_in_threadpool(store.webhooks.delete, endpoint_id)
+    return Response(status_code=204)

@@ -1,0 +1,303 @@
+"""The feed: every game's and round's lifecycle in one total order, resumable from a cursor.
+
+A platform learns what happened without watching every game: "table 17 finished", "East
+is late on table 40", "game quarantined", "round 3 started". Each entry is a small
+document (:data:`FEED_TYPES` says which rows make one, and which of their fields it
+keeps: never a tile, so no entry can show a concealed one).
+
+**Written with its cause.** An entry is inserted by the transaction that writes the rows
+causing it: the write path carries it as a rider in its one statement (``writes.py``,
+:func:`rider`), a new game, a round's acts, a seal and a quarantine call :func:`record`
+in their own transaction. With it go the webhooks' outbox rows (``outbox.py``). An entry
+of a write that rolled back never existed; one of a write that committed is never lost.
+
+**One order without a global lock.** Writers never take a lock for the feed: ``feed.id``
+is the insert order (a sequence on PostgreSQL), and ids are *not* commit order there (a
+transaction can take id 7, commit after the one that took 8, and a reader in between
+would skip 7 for ever). So the feed's order is ``position``, given *after* the commit:
+
+- PostgreSQL: a sequencer (:func:`sequence`) runs under a transaction-level advisory
+  lock (``pg_try_advisory_xact_lock``), so one process at a time assigns; every ``serve``
+  process tries every :data:`SEQUENCE_SECONDS` and whichever gets the lock does the
+  work (no leader to elect, none to lose). It numbers the committed entries without a
+  position in ``id`` order, continuing from the highest position, and commits: readers
+  see no new positions or all of them, so the positioned entries are always a prefix of
+  the order and ``position > cursor`` never skips one. An entry still in flight is not
+  visible to it; it gets the next position once committed. A game's entries keep their
+  order: a game's next write inserts only after the one before it committed (its row
+  lock), so it has the higher id, and is numbered in the same batch or a later one.
+- SQLite: writes are serialised (``BEGIN IMMEDIATE``), so insert order is commit order
+  and ``id`` is the position; no sequencer runs (no background writer to meet "database
+  is locked").
+
+The cursor is opaque to clients (``p<position>``) and means the same on every process
+and after any restart: it names a place in a stored order, not a process's memory.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, insert, select, text
+
+from ..engine.errors import SetupError
+from .append import Append, Rider
+from .core import Part
+from .hashing import utc
+from .models import FeedRow
+from .outbox import FAN_OUT, fan_out
+
+#: event type -> (feed entry type, the payload fields the entry keeps). The one mapping.
+#: Only these fields leave the game: none holds a tile (tests scan every entry).
+FEED_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "game_started": ("game.started", ("round", "scheduled")),
+    "state_changed": ("game.step_reached", ("from", "to")),
+    "seat_late": ("game.seat_late", ()),
+    "clock_expired": ("game.clock_acted", ()),
+    "clock_paused": ("game.paused", ("round",)),
+    "clock_resumed": ("game.resumed", ("round", "paused_seconds")),
+    "ruling_recorded": ("game.ruling", ("kind",)),
+    "mah_jongg_declared": ("game.declaration", ()),
+    "declaration_judged": ("game.verdict", ("verdict",)),
+    "charleston_ended": ("game.finished", ("reason",)),
+}
+#: entries written outside the write path, by the part that does the thing
+OTHER_TYPES = (
+    "game.created",
+    "game.sealed",
+    "game.quarantined",
+    "game.quarantine_lifted",
+    "round.created",
+    "round.started",
+    "round.paused",
+    "round.resumed",
+)
+ENTRY_TYPES = frozenset([*(t for t, _ in FEED_TYPES.values()), *OTHER_TYPES])
+
+MAX_PAGE = 1000
+#: how often each ``serve`` process tries to be the sequencer (PostgreSQL)
+SEQUENCE_SECONDS = 0.05
+_SEQUENCER_LOCK = 7458020212  # pg advisory lock key (migrations use 7458020211)
+_CURSOR = re.compile(r"^p([0-9]{1,18})$")
+_COLUMNS = ("entry_id", "type", "game_id", "round_id", "seq", "at", "data")
+
+
+class InvalidCursor(SetupError):
+    """A cursor the feed never gave (the API answers 400)."""
+
+    code = "invalid_cursor"
+    rule = "SVC-02"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One feed entry as a client reads it."""
+
+    cursor: str
+    id: str
+    type: str
+    at: datetime
+    game_id: str | None
+    round_id: str | None
+    seq: int | None
+    data: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cursor": self.cursor,
+            "id": self.id,
+            "type": self.type,
+            "at": self.at.isoformat().replace("+00:00", "Z"),
+            "game_id": self.game_id,
+            "round_id": self.round_id,
+            "seq": self.seq,
+            "data": self.data,
+        }
+
+
+def new_entry(
+    type_: str,
+    at: datetime,
+    *,
+    game_id: str | None = None,
+    round_id: str | None = None,
+    seq: int | None = None,
+    data: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A feed row to insert (its ``entry_id`` new)."""
+    assert type_ in ENTRY_TYPES, type_
+    return {
+        "entry_id": uuid.uuid4().hex,
+        "type": type_,
+        "game_id": game_id,
+        "round_id": round_id,
+        "seq": seq,
+        "at": at,
+        "data": dict(data or {}),
+    }
+
+
+def entries_of(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The entries a write's event rows make (:data:`FEED_TYPES`), in row order."""
+    entries = []
+    for row in rows:
+        mapped = FEED_TYPES.get(row["type"])
+        if mapped is None:
+            continue
+        kind, fields = mapped
+        payload = row["payload"]
+        data = {f: payload[f] for f in fields if f in payload}
+        if row["seat"] is not None:
+            data["seat"] = row["seat"]
+        entries.append(
+            new_entry(kind, row["created_at"], game_id=row["game_id"], seq=row["seq"], data=data)
+        )
+    return entries
+
+
+def rider(append: Append) -> Rider | None:
+    """The write path's rider: the entries of the append's rows, and their outbox rows."""
+    entries = entries_of(append.rows)
+    if not entries:
+        return None
+    return Rider(FeedRow.__table__, tuple(entries), fan_out=FAN_OUT)  # type: ignore[arg-type]
+
+
+def record(conn: Connection, entries: Sequence[Mapping[str, Any]]) -> None:
+    """Insert ``entries`` and their outbox rows in the caller's transaction."""
+    if not entries:
+        return
+    conn.execute(insert(FeedRow), [dict(e) for e in entries])
+    fan_out(conn, [e["entry_id"] for e in entries])
+
+
+def parse_cursor(cursor: str | None) -> int:
+    """The position after which to read (0: from the start)."""
+    if cursor is None or cursor == "":
+        return 0
+    found = _CURSOR.match(cursor)
+    if found is None:
+        raise InvalidCursor(
+            f"{cursor!r} is not a feed cursor: pass the 'cursor' of an entry you read "
+            "(or 'next' of a page), or leave 'after' out to read from the start."
+        )
+    return int(found.group(1))
+
+
+def cursor_of(position: int) -> str:
+    return f"p{position}"
+
+
+class Feed(Part):
+    """``read`` the feed from a cursor; ``sequence`` positions (PostgreSQL)."""
+
+    def read(
+        self,
+        after: str | None = None,
+        limit: int = 100,
+        types: Sequence[str] | None = None,
+        scope: ColumnElement[bool] | None = None,
+    ) -> tuple[list[Entry], str]:
+        """Up to ``limit`` entries after the cursor ``after`` (``types``: only these), and
+        the cursor to read on from (the last entry's, or ``after`` when none came).
+
+        ``scope``: a condition on :class:`FeedRow` an entry must meet, e.g. an organiser's
+        games (``FeedRow.game_id.in_(…)``); the cursor is the same order's, so a scoped
+        reader resumes as any other."""
+        start = parse_cursor(after)
+        limit = max(1, min(limit, MAX_PAGE))
+        order = FeedRow.id if self.core.dialect == "sqlite" else FeedRow.position
+        query = select(*FeedRow.__table__.columns, order.label("place")).where(order > start)
+        if types:
+            query = query.where(FeedRow.type.in_(list(types)))
+        if scope is not None:
+            query = query.where(scope)
+        query = query.order_by(order).limit(limit)
+        with self._reading() as conn:
+            rows = conn.execute(query).all()
+        entries = [
+            Entry(
+                cursor_of(r.place),
+                r.entry_id,
+                r.type,
+                utc(r.at),
+                r.game_id,
+                r.round_id,
+                r.seq,
+                r.data,
+            )
+            for r in rows
+        ]
+        return entries, entries[-1].cursor if entries else cursor_of(start)
+
+    def head(self) -> str:
+        """The cursor of the newest positioned entry (read on from here: only what comes)."""
+        order = FeedRow.id if self.core.dialect == "sqlite" else FeedRow.position
+        with self._reading() as conn:
+            top = conn.execute(select(order).order_by(order.desc()).limit(1)).scalar()
+        return cursor_of(top or 0)
+
+    def sequence(self) -> int:
+        """Give positions to the committed entries that have none (PostgreSQL; 0 on
+        SQLite, or when another process holds the sequencer's lock): how many."""
+        if self.core.dialect != "postgresql":
+            return 0
+        with self._writing() as conn:
+            return sequence(conn)
+
+
+_ASSIGN = text(
+    "WITH todo AS (SELECT id, row_number() OVER (ORDER BY id) AS rank FROM feed "
+    "WHERE position IS NULL ORDER BY id LIMIT 5000), "
+    "top AS (SELECT coalesce(max(position), 0) AS top FROM feed) "
+    "UPDATE feed SET position = top.top + todo.rank FROM todo, top WHERE feed.id = todo.id"
+)
+
+
+def sequence(conn: Connection) -> int:
+    """One batch of :meth:`Feed.sequence` in the caller's transaction (PostgreSQL)."""
+    held = conn.execute(text(f"SELECT pg_try_advisory_xact_lock({_SEQUENCER_LOCK})")).scalar()
+    if not held:
+        return 0
+    return conn.execute(_ASSIGN).rowcount  # type: ignore[attr-defined,no-any-return]
+
+
+class Sequencer:
+    """A daemon thread of a ``serve`` process trying :meth:`Feed.sequence` every
+    :data:`SEQUENCE_SECONDS` (PostgreSQL); a failure is retried at the next turn."""
+
+    def __init__(self, feed: Feed, interval: float = SEQUENCE_SECONDS) -> None:
+        self.feed = feed
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.feed.core.dialect != "postgresql" or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="feed-sequencer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                while self.feed.sequence() >= 5000:  # a backlog: at once, batch after batch
+                    pass
+            except Exception:  # the database is away: the next turn tries again
+                self._stop.wait(1.0)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,297 @@
+"""The webhooks' outbox: one row per endpoint and feed entry, written with the entry.
+
+A webhook sent after the commit by a process that may die is lost; one sent before the
+commit may announce what was never stored. So each feed entry an endpoint subscribes to
+gets an outbox row **in the transaction that writes the entry** (:data:`FAN_OUT`, part of
+the write path's one statement on PostgreSQL; :func:`fan_out` elsewhere), and any
+``serve`` process's delivery worker sends it after the commit (``api/webhook_worker.py``).
+
+Which endpoints: every endpoint not disabled whose ``event_types`` is ``*`` or names the
+entry's type, as the writing statement sees them (an endpoint created while a write is
+under way gets that write's entries or not; every later one, surely). A paused endpoint
+keeps collecting rows, sent once it is resumed.
+
+Claiming (:meth:`Outbox.claim`): a row is due when pending, its ``next_attempt_at`` has
+come and no earlier pending row of the same endpoint and queue (the entry's game, or its
+round) is left: a game's entries reach an endpoint in the game's order. A claim moves
+``next_attempt_at`` past the lease (the send's timeout and a margin), under ``FOR UPDATE
+SKIP LOCKED`` on PostgreSQL, so one process at a time sends a given row; a process that
+dies mid-send leaves the row to be sent again when the lease ends, with the same
+``webhook-id`` (at least once). :meth:`Outbox.complete` records the attempt (the endpoint's
+delivery log), and either the delivery, the next retry (:data:`RETRY_SCHEDULE`, about
+three days in all) or, past the last, the giving up; ``410 Gone`` disables the endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, insert, select, text, update
+
+from .core import Part
+from .hashing import utc
+from .models import FeedRow, WebhookAttemptRow, WebhookEndpointRow, WebhookOutboxRow
+
+#: seconds to wait after each failed attempt (Standard Webhooks' schedule, stretched to
+#: about three days): the row is given up after the last
+RETRY_SCHEDULE = (5, 300, 1800, 7200, 18000, 36000, 36000, 36000, 36000, 36000, 36000, 36000)
+#: a multiplier of the schedule (tests and drills shorten it: 0.001 makes it minutes)
+RETRY_SCALE_ENV = "CHARLESTON_WEBHOOK_RETRY_SCALE"
+
+_QUEUE = "coalesce(r.game_id, 'round:' || r.round_id, 'service')"
+_SUBSCRIBED = (
+    "w.status <> 'disabled' AND (w.event_types = '*' "
+    "OR w.event_types LIKE ('% ' || r.type || ' %'))"
+)
+_OUTBOX_COLUMNS = "endpoint_id, entry_id, feed_id, queue, status, attempts, next_attempt_at"
+
+
+class _FeedFanOut:
+    """The outbox rows of feed entries (``append.FanOut``)."""
+
+    def pg(self, inserted: str) -> str:
+        return (
+            f"INSERT INTO webhook_outbox ({_OUTBOX_COLUMNS}) "
+            f"SELECT w.id, r.entry_id, r.id, {_QUEUE}, 'pending', 0, r.at "
+            f"FROM {inserted} r JOIN webhook_endpoints w ON "
+            + _SUBSCRIBED.replace("%", "%%")  # psycopg's placeholders
+        )
+
+    def after_insert(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+        # SQLite: the write holds the database's write lock, so the feed's last rows are
+        # the ones just inserted (a fixed statement, no list of ids to bind)
+        conn.exec_driver_sql(_FAN_OUT_LAST, (len(rows),))
+
+
+FAN_OUT = _FeedFanOut()
+
+_FAN_OUT = text(
+    f"INSERT INTO webhook_outbox ({_OUTBOX_COLUMNS}) "
+    f"SELECT w.id, r.entry_id, r.id, {_QUEUE}, 'pending', 0, r.at "
+    f"FROM feed r JOIN webhook_endpoints w ON {_SUBSCRIBED} "
+    "WHERE r.entry_id IN :ids"
+).bindparams(bindparam("ids", expanding=True))
+
+
+_FAN_OUT_LAST = (
+    f"INSERT INTO webhook_outbox ({_OUTBOX_COLUMNS}) "
+    f"SELECT w.id, r.entry_id, r.id, {_QUEUE}, 'pending', 0, r.at "
+    f"FROM feed r JOIN webhook_endpoints w ON {_SUBSCRIBED} "
+    "WHERE r.id IN (SELECT id FROM feed ORDER BY id DESC LIMIT ?)"
+)
+
+
+def fan_out(conn: Connection, entry_ids: Sequence[str]) -> None:
+    """The outbox rows of the feed entries ``entry_ids``, inserted in ``conn``'s transaction."""
+    if entry_ids:
+        conn.execute(_FAN_OUT, {"ids": list(entry_ids)})
+
+
+def retry_scale() -> float:
+    try:
+        return float(os.environ.get(RETRY_SCALE_ENV) or 1.0)
+    except ValueError:
+        return 1.0
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """An outbox row to send now: where, how signed, and the entry."""
+
+    outbox_id: int
+    endpoint_id: str
+    url: str
+    secret: str | None
+    attempts: int
+    entry: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """How one send went: the HTTP status (``None``: no answer) or what failed."""
+
+    status_code: int | None
+    error: str | None
+    milliseconds: int
+
+    @property
+    def delivered(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+class Outbox(Part):
+    """``claim`` due rows, ``complete`` them; ``pending`` counts what is left."""
+
+    def claim(self, limit: int = 100, lease_seconds: float = 30.0) -> list[Claimed]:
+        """Up to ``limit`` due rows, each the first pending of its queue, leased to this
+        caller for ``lease_seconds`` (no one else sends them meanwhile)."""
+        now = _now()
+        earlier = WebhookOutboxRow.__table__.alias("earlier")
+        first_of_queue = ~(
+            select(earlier.c.id)
+            .where(
+                earlier.c.endpoint_id == WebhookOutboxRow.endpoint_id,
+                earlier.c.queue == WebhookOutboxRow.queue,
+                earlier.c.status == "pending",
+                earlier.c.feed_id < WebhookOutboxRow.feed_id,
+            )
+            .exists()
+        )
+        due = (
+            select(WebhookOutboxRow.id)
+            .join(WebhookEndpointRow, WebhookEndpointRow.id == WebhookOutboxRow.endpoint_id)
+            .where(
+                WebhookOutboxRow.status == "pending",
+                WebhookOutboxRow.next_attempt_at <= now,
+                WebhookEndpointRow.status == "active",
+                first_of_queue,
+            )
+            .order_by(WebhookOutboxRow.feed_id)
+            .limit(limit)
+        )
+        with self._reading() as conn:  # most turns find nothing: no write lock for that
+            if conn.execute(due.with_only_columns(WebhookOutboxRow.id).limit(1)).first() is None:
+                return []
+        if self.core.dialect == "postgresql":
+            due = due.with_for_update(of=WebhookOutboxRow, skip_locked=True)
+        with self._writing() as conn:
+            ids = list(conn.execute(due).scalars())
+            if not ids:
+                return []
+            conn.execute(
+                update(WebhookOutboxRow)
+                .where(WebhookOutboxRow.id.in_(ids))
+                .values(next_attempt_at=now + timedelta(seconds=lease_seconds))
+            )
+            rows = conn.execute(
+                select(
+                    WebhookOutboxRow.id,
+                    WebhookOutboxRow.attempts,
+                    WebhookEndpointRow.id.label("endpoint_id"),
+                    WebhookEndpointRow.url,
+                    WebhookEndpointRow.secret,
+                    *(c for c in FeedRow.__table__.columns if c.name != "id"),
+                )
+                .join(WebhookEndpointRow, WebhookEndpointRow.id == WebhookOutboxRow.endpoint_id)
+                .join(FeedRow, FeedRow.entry_id == WebhookOutboxRow.entry_id)
+                .where(WebhookOutboxRow.id.in_(ids))
+                .order_by(WebhookOutboxRow.id)
+            ).all()
+        return [
+            Claimed(r.id, r.endpoint_id, r.url, r.secret, r.attempts, entry_document(r))
+            for r in rows
+        ]
+
+    def complete(self, done: Sequence[tuple[Claimed, Attempt]]) -> list[str]:
+        """Record each attempt of ``done`` (one transaction) and what it leaves:
+        ``delivered``, ``retry`` (at the next time of the schedule), ``failed`` (given up
+        after the schedule) or ``gone`` (410: the endpoint is disabled)."""
+        now = _now()
+        outcomes = []
+        delivered: dict[int, list[int]] = {}  # status code -> rows (the usual case)
+        for claimed, attempt in done:
+            if attempt.delivered:
+                delivered.setdefault(attempt.status_code or 0, []).append(claimed.outbox_id)
+        with self._writing() as conn:
+            for status_code, ids in delivered.items():  # one statement per status code
+                conn.execute(
+                    update(WebhookOutboxRow)
+                    .where(WebhookOutboxRow.id.in_(ids))
+                    .where(WebhookOutboxRow.status == "pending")
+                    .values(
+                        status="delivered",
+                        attempts=WebhookOutboxRow.attempts + 1,
+                        last_attempt_at=now,
+                        last_status=status_code,
+                        last_error=None,
+                    )
+                )
+            for claimed, attempt in done:
+                outcome, values = _after(claimed, attempt, now)
+                outcomes.append(outcome)
+                if outcome == "delivered":
+                    continue
+                conn.execute(
+                    update(WebhookOutboxRow)
+                    .where(WebhookOutboxRow.id == claimed.outbox_id)
+                    .where(WebhookOutboxRow.status == "pending")
+                    .values(**values)
+                )
+                if outcome == "gone":
+                    conn.execute(
+                        update(WebhookEndpointRow)
+                        .where(WebhookEndpointRow.id == claimed.endpoint_id)
+                        .values(
+                            status="disabled",
+                            status_reason=f"The receiver answered 410 Gone at {now.isoformat()}.",
+                        )
+                    )
+            if done:
+                conn.execute(
+                    insert(WebhookAttemptRow),
+                    [
+                        {
+                            "endpoint_id": claimed.endpoint_id,
+                            "entry_id": claimed.entry["id"],
+                            "at": now,
+                            "status_code": attempt.status_code,
+                            "error": (attempt.error or "")[:500] or None,
+                            "milliseconds": attempt.milliseconds,
+                        }
+                        for claimed, attempt in done
+                    ],
+                )
+        return outcomes
+
+    def next_due(self) -> datetime | None:
+        """When the earliest pending row of an active endpoint is due (``None``: none)."""
+        with self._reading() as conn:
+            found = conn.execute(
+                select(WebhookOutboxRow.next_attempt_at)
+                .join(WebhookEndpointRow, WebhookEndpointRow.id == WebhookOutboxRow.endpoint_id)
+                .where(WebhookOutboxRow.status == "pending", WebhookEndpointRow.status == "active")
+                .order_by(WebhookOutboxRow.next_attempt_at)
+                .limit(1)
+            ).scalar()
+        return utc(found) if found is not None else None
+
+
+def _after(claimed: Claimed, attempt: Attempt, now: datetime) -> tuple[str, dict[str, Any]]:
+    """What an attempt leaves of its outbox row: the outcome and the row's new values."""
+    attempts = claimed.attempts + 1
+    values: dict[str, Any] = {
+        "attempts": attempts,
+        "last_attempt_at": now,
+        "last_status": attempt.status_code,
+        "last_error": (attempt.error or "")[:500] or None,
+    }
+    if attempt.delivered:
+        return "delivered", {**values, "status": "delivered"}
+    if attempt.status_code == 410:
+        return "gone", {**values, "status": "failed"}
+    if attempts > len(RETRY_SCHEDULE):
+        return "failed", {**values, "status": "failed"}
+    wait = RETRY_SCHEDULE[attempts - 1] * retry_scale()
+    return "retry", {**values, "next_attempt_at": now + timedelta(seconds=wait)}
+
+
+def entry_document(row: Any) -> dict[str, Any]:
+    """A feed row as the document a webhook carries (the feed's entry, without cursor:
+    the position may not be given yet when it is sent)."""
+    return {
+        "id": row.entry_id,
+        "type": row.type,
+        "at": utc(row.at).isoformat().replace("+00:00", "Z"),
+        "game_id": row.game_id,
+        "round_id": row.round_id,
+        "seq": row.seq,
+        "data": row.data,
+    }
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,224 @@
+"""Webhook endpoints: registered, listed, paused, resumed, deleted; their delivery log.
+
+An endpoint is a URL, the entry types it wants (``*``: all) and how deliveries to it are
+signed: ``v1`` (HMAC-SHA256 with its own secret, ``whsec_`` and base64 of 24 random
+bytes, returned once at registration) or ``v1a`` (Ed25519 with the service's record key,
+``GET /v1/anchor-key``; the endpoint keeps no secret). ``organiser_id`` says whose it is
+(``None``: the platform's). The rows to send are the outbox's (``outbox.py``); the URL
+rule (which destinations are allowed) is the service's (``api/webhook_sender.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+
+from ..engine.errors import SetupError
+from .core import Part
+from .errors import StoreError
+from .feed import ENTRY_TYPES
+from .hashing import utc
+from .models import WebhookAttemptRow, WebhookEndpointRow, WebhookOutboxRow
+
+SIGNINGS = ("v1", "v1a")
+MAX_URL = 2000
+LOG_SIZE = 50  # attempts a delivery log shows
+_ENDPOINT = tuple(WebhookEndpointRow.__table__.columns)
+
+
+class InvalidWebhook(SetupError):
+    code = "invalid_webhook"
+    rule = "SVC-02"
+
+
+class WebhookNotFound(StoreError):
+    kind = "not_found"
+    code = "webhook_not_found"
+    rule = "SVC-07"
+
+
+def new_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode("ascii")
+
+
+def check_types(types: Sequence[str]) -> str:
+    """The stored form of ``types`` (``*``, or the types between spaces)."""
+    if not types or "*" in types:
+        return "*"
+    unknown = sorted(set(types) - ENTRY_TYPES)
+    if unknown:
+        raise InvalidWebhook(
+            f"Unknown entry types {unknown}: use '*' or some of {sorted(ENTRY_TYPES)}."
+        )
+    return " " + " ".join(sorted(set(types))) + " "
+
+
+def check_secret(secret: str) -> str:
+    body = secret.removeprefix("whsec_")
+    try:
+        raw = base64.b64decode(body, validate=True)
+    except ValueError:
+        raw = b""
+    if not secret.startswith("whsec_") or not 24 <= len(raw) <= 64:
+        raise InvalidWebhook(
+            "A v1 secret is 'whsec_' and the base64 of 24 to 64 random bytes; leave "
+            "'secret' out and the service makes one."
+        )
+    return secret
+
+
+class Webhooks(Part):
+    """The endpoints of a platform (or an organiser: ``organiser_id``)."""
+
+    def create(
+        self,
+        url: str,
+        types: Sequence[str],
+        signing: str = "v1",
+        secret: str | None = None,
+        organiser_id: str | None = None,
+    ) -> dict[str, Any]:
+        """A new endpoint (its secret shown in the answer, this once)."""
+        if signing not in SIGNINGS:
+            raise InvalidWebhook(f"'signing' is v1 (HMAC) or v1a (Ed25519), not {signing!r}.")
+        if signing == "v1a" and secret is not None:
+            raise InvalidWebhook("A v1a endpoint is signed with the service's key: no 'secret'.")
+        if len(url) > MAX_URL:
+            raise InvalidWebhook(f"A webhook URL is at most {MAX_URL} characters.")
+        if signing == "v1":
+            secret = check_secret(secret) if secret is not None else new_secret()
+        row = {
+            "id": "ep_" + uuid.uuid4().hex[:24],
+            "url": url,
+            "event_types": check_types(types),
+            "secret": secret,
+            "status": "active",
+            "status_reason": None,
+            "created_at": datetime.now(UTC),
+            "organiser_id": organiser_id,
+        }
+        with self._writing() as conn:
+            conn.execute(insert(WebhookEndpointRow).values(**row))
+        out = _out(row)
+        if secret is not None:
+            out["secret"] = secret
+        return out
+
+    def list(self, organiser_id: str | None = None) -> list[dict[str, Any]]:
+        """Every endpoint (``organiser_id``: only that organiser's), oldest first."""
+        query = select(*_ENDPOINT).order_by(WebhookEndpointRow.created_at)
+        if organiser_id is not None:
+            query = query.where(WebhookEndpointRow.organiser_id == organiser_id)
+        with self._reading() as conn:
+            return [_out(r._mapping) for r in conn.execute(query)]
+
+    def get(self, endpoint_id: str) -> dict[str, Any]:
+        with self._reading() as conn:
+            row = conn.execute(
+                select(*_ENDPOINT).where(WebhookEndpointRow.id == endpoint_id)
+            ).first()
+        if row is None:
+            raise WebhookNotFound(f"There is no webhook endpoint {endpoint_id!r}.")
+        return _out(row._mapping)
+
+    def set_status(self, endpoint_id: str, status: str) -> dict[str, Any]:
+        """Pause (``paused``: entries keep collecting) or resume (``active``; also what
+        re-enables an endpoint a 410 disabled: what it had pending is sent, then the
+        entries written from now on; none written while it was disabled)."""
+        assert status in ("active", "paused")
+        with self._writing() as conn:
+            done = conn.execute(
+                update(WebhookEndpointRow)
+                .where(WebhookEndpointRow.id == endpoint_id)
+                .values(status=status, status_reason=None)
+            )
+        if done.rowcount != 1:
+            raise WebhookNotFound(f"There is no webhook endpoint {endpoint_id!r}.")
+        return self.get(endpoint_id)
+
+    def delete(self, endpoint_id: str) -> None:
+        """The endpoint, its outbox rows and its log (nothing more is sent to it)."""
+        with self._writing() as conn:
+            conn.execute(
+                delete(WebhookOutboxRow).where(WebhookOutboxRow.endpoint_id == endpoint_id)
+            )
+            conn.execute(
+                delete(WebhookAttemptRow).where(WebhookAttemptRow.endpoint_id == endpoint_id)
+            )
+            done = conn.execute(
+                delete(WebhookEndpointRow).where(WebhookEndpointRow.id == endpoint_id)
+            )
+        if done.rowcount != 1:
+            raise WebhookNotFound(f"There is no webhook endpoint {endpoint_id!r}.")
+
+    def deliveries(self, endpoint_id: str, limit: int = LOG_SIZE) -> dict[str, Any]:
+        """The endpoint's delivery log: its last attempts (newest first), how many rows
+        are pending, delivered and given up, and the next retry."""
+        endpoint = self.get(endpoint_id)
+        with self._reading() as conn:
+            attempts = conn.execute(
+                select(*WebhookAttemptRow.__table__.columns)
+                .where(WebhookAttemptRow.endpoint_id == endpoint_id)
+                .order_by(WebhookAttemptRow.id.desc())
+                .limit(max(1, min(limit, 500)))
+            ).all()
+            counts = dict(
+                conn.execute(
+                    select(WebhookOutboxRow.status, func.count())
+                    .where(WebhookOutboxRow.endpoint_id == endpoint_id)
+                    .group_by(WebhookOutboxRow.status)
+                ).all()
+            )
+            retry = conn.execute(
+                select(WebhookOutboxRow.next_attempt_at, WebhookOutboxRow.entry_id)
+                .where(
+                    WebhookOutboxRow.endpoint_id == endpoint_id,
+                    WebhookOutboxRow.status == "pending",
+                    WebhookOutboxRow.attempts > 0,
+                )
+                .order_by(WebhookOutboxRow.next_attempt_at)
+                .limit(1)
+            ).first()
+        return {
+            "endpoint": endpoint,
+            "pending": counts.get("pending", 0),
+            "delivered": counts.get("delivered", 0),
+            "failed": counts.get("failed", 0),
+            "next_retry": None
+            if retry is None
+            else {"entry_id": retry.entry_id, "at": _iso(utc(retry.next_attempt_at))},
+            "attempts": [
+                {
+                    "entry_id": a.entry_id,
+                    "at": _iso(utc(a.at)),
+                    "status_code": a.status_code,
+                    "error": a.error,
+                    "milliseconds": a.milliseconds,
+                }
+                for a in attempts
+            ],
+        }
+
+
+def _out(row: Any) -> dict[str, Any]:
+    types = row["event_types"]
+    return {
+        "id": row["id"],
+        "url": row["url"],
+        "event_types": ["*"] if types == "*" else types.split(),
+        "signing": "v1" if row["secret"] else "v1a",
+        "status": row["status"],
+        "status_reason": row["status_reason"],
+        "created_at": _iso(utc(row["created_at"])),
+        "organiser_id": row["organiser_id"],
+    }
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
