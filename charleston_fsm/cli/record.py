@@ -40,12 +40,14 @@ def record_export(
     try:
         Path(out).write_text(text, encoding="utf-8")
     except OSError as exc:
-        console.print(f"[red]Cannot write {out}: {exc.strerror}.", highlight=False)
+        console.print(
+            f"Cannot write {out}: {exc.strerror}.", style="red", highlight=False, markup=False
+        )
         raise typer.Exit(2) from None
     rows = text.count('"kind": "row"')
-    console.print(f"{rows} rows of game {game_id} written to {out}", highlight=False)
+    console.print(f"{rows} rows of game {game_id} written to {out}", highlight=False, markup=False)
     again = command_text(f"record verify {out}")
-    console.print(f"check it anywhere with: {again}", highlight=False)
+    console.print(f"check it anywhere with: {again}", highlight=False, markup=False)
 
 
 @record_app.command("verify")

@@ -15,9 +15,19 @@ to anyone who could forge it. The format (``docs/record.md``, schema
    "signed_at", "algorithm": "Ed25519", "public_key", "signature", "hmac_anchors"}``:
    the head, signed only after the store verified the whole record.
 
+What the record shows is what is signed. The signature covers the anchor's message
+(:func:`anchor_message`: game, head seq and hash, finished, replay digest, signed_at); the
+head's hash covers every row through the chain; the header adds nothing of its own: each
+of its fields restates signed data and verify requires it to equal that data
+(``ruleset``, ``options``, ``deal``: row 1's payload; ``game_id``: the anchor's;
+``exported_at``: the anchor's ``signed_at``, both written from one clock reading). A field
+the format lacks is a finding. Only the anchor's ``hmac_anchors`` are outside the
+signature (the service's secret checks them); verify lists them as unsigned. So v1
+records exported before verify checked the header verify unchanged.
+
 :func:`.record_verify.verify_record_file` needs no database: the chain, the anchor's
-signature (against a public key given, else the file's own), and a replay of the rows
-through the chart.
+signature (against a public key given, else the file's own), the header, and a replay of
+the rows through the chart, streamed under the limits of :mod:`.record_reading`.
 """
 
 from __future__ import annotations
