@@ -192,13 +192,13 @@ def test_the_game_id_is_printed_literally(exported: dict[str, str], tmp_path: Pa
     assert as_json["ok"] and as_json["game_id"] == MARKUP_ID and as_json["unsigned"]
 
 
-def test_a_file_that_cannot_be_read_exits_2(tmp_path: Path) -> None:
+def test_a_file_that_cannot_be_read_exits_2(exported: dict[str, str], tmp_path: Path) -> None:
     binary = tmp_path / "binary.jsonl"
-    binary.write_bytes(b'{"kind": "header"}\n\xff\xfe\n')
+    binary.write_bytes(_replace(exported["text"], 9, "x").encode().replace(b"\nx\n", b"\n\xff\n"))
     for path, why in (
         (tmp_path / "absent.jsonl", "No such file or directory"),
         (tmp_path, "Is a directory"),
-        (binary, "line 2 is not UTF-8 text"),
+        (binary, "line 10 is not UTF-8 text"),
     ):
         done = cli("record", "verify", str(path), check=False)
         assert done.returncode == 2, done.stdout + done.stderr

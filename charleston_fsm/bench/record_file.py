@@ -9,7 +9,7 @@ files and verifies each in a child process (its peak RSS from ``getrusage``):
 - *one game*: the bot game's own record (the floor: starting the command line);
 - *repeated*: one game's record written over and over to ``--megabytes`` MB, and to
   200 MB (the file of issue 30);
-- *one line*: a header, then one 200 MB line.
+- *one line*: a header, then one line of ``--megabytes`` MB.
 
 Each verify prints its verdict's first lines; the table gives the wall time, the peak
 RSS and the exit code (docs/performance.md, "record verify").
@@ -131,10 +131,10 @@ def main() -> None:
             with repeated[megabytes].open("w", encoding="utf-8") as out:
                 for _ in range((megabytes << 20) // len(record.encode())):
                     out.write(record)
-        one_line = directory / "one-line.jsonl"
+        one_line = directory / f"one-line-{args.megabytes}.jsonl"
         with one_line.open("w", encoding="utf-8") as out:
             out.write(record.splitlines()[0] + "\n")
-            out.write('{"kind": "row", "payload": "' + "x" * (200 << 20) + '"}\n')
+            out.write('{"kind": "row", "payload": "' + "x" * (args.megabytes << 20) + '"}\n')
         for path in (small, valid, repeated[args.megabytes], repeated[200], one_line):
             print(json.dumps(_measure(path, key), ensure_ascii=False), flush=True)
 

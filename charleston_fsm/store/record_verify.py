@@ -337,6 +337,8 @@ class _RecordCheck:
             digest = replay_digest(table.snapshot())
             self.verdict.finished = table.finished
             return digest
+        except RecordUnreadable:  # raised by the reading, through the rows: exit 2
+            raise
         except Exception as exc:  # any malformed row: a finding, never a crash
             reason = str(exc).splitlines()[0][:200] if str(exc) else ""
             where = self.last.seq if self.last else None
