@@ -231,6 +231,7 @@ def test_lines_and_files_beyond_the_limits_are_refused_unread(
     huge = _replace(exported["text"], 5, "[" * (MAX_LINE_BYTES + 10))
     found = verify_record(huge, exported["key"]).findings
     assert (found[0].kind, found[0].line) == ("line_too_long", 6)
+    assert not any(f.kind == "not_json" for f in found), found  # its end is skipped too
 
     data = exported["text"].encode()
     small = verify_record_stream(io.BytesIO(data), exported["key"], max_file_bytes=len(data) // 2)

@@ -108,7 +108,7 @@ def megabytes(size: int) -> str:
 
 
 def numbered_lines(
-    stream: IO[bytes], findings: Findings, max_line: int, max_file: int, size: int | None
+    stream: IO[bytes], findings: Findings, max_line: int, max_file: int
 ) -> Iterator[tuple[int, str]]:
     """(line number, text) of each non-blank line; a line past ``max_line`` bytes is
     skipped unparsed (a finding), reading stops past ``max_file`` bytes (a finding)."""
@@ -119,10 +119,11 @@ def numbered_lines(
             return
         number += 1
         total += len(raw)
-        if len(raw) > max_line and not raw.endswith(b"\n"):
-            while raw and not raw.endswith(b"\n") and total <= max_file:
-                raw = stream.readline(1 << 20)
-                total += len(raw)
+        too_long = len(raw) > max_line and not raw.endswith(b"\n")
+        while raw and not raw.endswith(b"\n") and total <= max_file:  # skip to its end
+            raw = stream.readline(1 << 20)
+            total += len(raw)
+        if too_long:
             findings.add(
                 Finding(
                     "line_too_long",
@@ -143,7 +144,7 @@ def numbered_lines(
                 )
             )
             return
-        if len(raw) > max_line and not raw.endswith(b"\n"):
+        if too_long:
             continue
         try:
             text = raw.decode("utf-8")

@@ -125,7 +125,7 @@ def verify_record_stream(
             )
         )
     else:
-        lines = numbered_lines(stream, findings, max_line_bytes, max_file_bytes, size)
+        lines = numbered_lines(stream, findings, max_line_bytes, max_file_bytes)
         # a row line is 300 bytes or more: a changed row cannot have moved from further
         bound = min((size or max_file_bytes) // 300 + 2, 10_000)
         _RecordCheck(verdict, findings, public_key, bound).run(lines)
