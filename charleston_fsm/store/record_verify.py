@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
@@ -96,8 +97,8 @@ def verify_record_file(path: str, public_key: str | None = None) -> RecordVerdic
     """Every check of the record file at ``path``; raises only :class:`RecordUnreadable`."""
     try:
         with open(path, "rb") as stream:
-            stat = os.fstat(stream.fileno())
-            size = stat.st_size if os.path.stat.S_ISREG(stat.st_mode) else None
+            status = os.fstat(stream.fileno())
+            size = status.st_size if stat.S_ISREG(status.st_mode) else None
             return verify_record_stream(stream, public_key, size=size)
     except OSError as exc:
         raise RecordUnreadable(exc.strerror or str(exc)) from None
@@ -151,7 +152,6 @@ class _RecordCheck:
         self.last: StoredEvent | None = None
         self.last_line = self.header_line = self.anchor_line = self.count = 0
         self.chain = ChainCheck(reorder_bound, EXPLAINED_ROWS)
-        self.other_games = 0
 
     def add(self, finding: Finding) -> None:
         self.findings.add(finding)
