@@ -120,7 +120,7 @@ def numbered_lines(
         number += 1
         total += len(raw)
         too_long = len(raw) > max_line and not raw.endswith(b"\n")
-        while raw and not raw.endswith(b"\n") and total <= max_file:  # skip to its end
+        while too_long and raw and not raw.endswith(b"\n") and total <= max_file:  # skip it
             raw = stream.readline(1 << 20)
             total += len(raw)
         if too_long:
