@@ -353,28 +353,28 @@ def test_cli_draws_a_stored_game(tmp_path: Path) -> None:
     assert missing.exit_code == 1
 
 
-def test_readme_shows_the_current_nmjl_chart() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_reviewers_page_shows_the_current_nmjl_chart() -> None:
+    readme = (ROOT / "docs" / "diagrams.md").read_text(encoding="utf-8")
     section = readme[readme.index("## State diagrams") :]
     block = section[section.index("```mermaid\n") + len("```mermaid\n") :]
     block = block[: block.index("\n```")] + "\n"
     assert block == diagrams.render("nmjl", "mermaid"), (
-        "README's mermaid block differs from the chart: run `./dev cli diagram` and commit"
+        "docs/diagrams.md's mermaid block differs from the chart: run `./dev cli diagram`"
     )
     for name in NAMES:
-        assert f"(diagrams/{name}.svg)" in section
+        assert f"(../diagrams/{name}.svg)" in section
 
 
-def test_update_readme_replaces_only_the_mermaid_block(tmp_path: Path) -> None:
+def test_update_chart_page_replaces_only_the_mermaid_block(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text("# x\n\n## State diagrams\n\n```mermaid\nold\n```\n\nafter\n")
-    assert diagrams.update_readme(readme)
+    assert diagrams.update_chart_page(readme)
     text = readme.read_text()
     assert "\nold\n" not in text and text.startswith(
         "# x\n\n## State diagrams\n\n```mermaid\n---\n"
     )
     assert diagrams.render("nmjl", "mermaid") in text and text.endswith("```\n\nafter\n")
-    assert not diagrams.update_readme(readme)
+    assert not diagrams.update_chart_page(readme)
 
 
 def test_nmjl_draws_the_late_objection_and_the_empty_second_right() -> None:

@@ -174,18 +174,23 @@ def test_the_vote_comes_in_seat_by_seat_on_a_phone(server: Server, browser: Brow
         expect(progress).to_contain_text(re.compile("The vote|Courtesy Pass"))
         stop = page.get_by_role("button", name="Stop the Charleston")
         history = page.locator("#history-list")
-        # the vote's buttons render a moment after the progress line: wait for them, or for
-        # a bot's stop that ended the vote first (deciding on a glance let all vote continue)
+        # the vote's buttons render, then enable once "Place all" is answered: wait for an
+        # enabled Stop, or for a bot's stop that ended the vote first (deciding on a glance
+        # saw a disabled button, and East never voted)
+        can_stop = page.locator('button[data-key="stop"]:enabled')
         a_bot_stopped = history.get_by_text(re.compile(r"(Bea|Cy|Di) voted to stop"))
-        expect(stop.or_(a_bot_stopped).first).to_be_visible()
-        if stop.is_visible() and stop.is_enabled():
+        expect(can_stop.or_(a_bot_stopped).first).to_be_visible()
+        if can_stop.count():
             expect(guide).to_contain_text("The vote")
             expect(guide).to_contain_text("a single stop skips the Second Charleston")
             assert_axe_clean(page, "the vote, phone")
             shots(page, "vote")
             page.get_by_role("button", name=re.compile("^Got it")).tap()
-            stop.tap()
-            page.get_by_role("button", name="Vote to stop").tap()
+            # a bot may have stopped while East read the guide: its stop ends the vote
+            expect(can_stop.or_(a_bot_stopped).first).to_be_visible()
+            if can_stop.count():
+                stop.tap()
+                page.get_by_role("button", name="Vote to stop").tap()
         expect(history).to_contain_text(re.compile(r"(You|Bea|Cy|Di) voted to stop"))
         stopper = "Ann (East)" if "You voted to stop" in history.inner_text() else None
         # the Courtesy Pass: its guide, then an offer of one tile and, if agreed, the pass

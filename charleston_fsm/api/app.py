@@ -19,7 +19,7 @@ from anyio import to_thread
 from fastapi import APIRouter, FastAPI
 from fastapi.concurrency import run_in_threadpool
 
-from ..store import POOL_THREADS, GameStore
+from ..store import GameStore
 from . import (
     routes_director,
     routes_games,
@@ -35,7 +35,7 @@ from .botrunner import BotRunner
 from .clockthread import CLOCK_INTERVAL, ClockThread
 from .hot_route import hot_route
 from .logs import log
-from .middleware import DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
+from .middleware import DEFAULT_BODY_SECONDS, DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
 from .notify import Notifier
 from .problems import install
 from .responses import FastJSONResponse
@@ -43,6 +43,7 @@ from .token_cache import CredentialWatch, TokenCache
 
 API_VERSION = "v1"
 MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
+BODY_TIMEOUT_ENV = "CHARLESTON_BODY_TIMEOUT"
 PLATFORM_KEY_ENV = "CHARLESTON_PLATFORM_KEY"
 #: "1": a seat's command on PostgreSQL runs on the event loop (psycopg's async
 #: connections) instead of a worker thread; off by default: on the shared 2-core machine
@@ -53,8 +54,11 @@ ON_LOOP_ENV = "CHARLESTON_COMMANDS_ON_LOOP"
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     notifier: Notifier = app.state.notifier
-    # the route threads and the store's connection pool are sized together
-    to_thread.current_default_thread_limiter().total_tokens = POOL_THREADS
+    # the route threads and the store's connection pool are sized together (each route
+    # thread holds at most one pooled connection: store/connection_budget.py)
+    to_thread.current_default_thread_limiter().total_tokens = (
+        app.state.store.core.budget.route_threads
+    )
     await run_in_threadpool(notifier.start)
     clock = ClockThread(app.state.store, app.state.clock_interval)
     clock.start()
@@ -80,14 +84,16 @@ def create_app(
     max_body_bytes: int | None = None,
     clock_interval: float | None = CLOCK_INTERVAL,
     commands_on_loop: bool | None = None,
+    body_timeout: float | None = None,
 ) -> FastAPI:
     """The service over ``store`` (default: ``GameStore()`` from ``$CHARLESTON_DATABASE_URL``).
 
     ``max_body_bytes`` bounds request bodies (default: ``$CHARLESTON_MAX_BODY_BYTES``,
-    else 64 KiB). ``clock_interval``: seconds between the clock worker's polls
-    (``None``: no worker in this process). ``commands_on_loop``: run seats' commands on
-    the event loop where the store can (PostgreSQL; default: ``$CHARLESTON_COMMANDS_ON_LOOP``
-    is ``1``).
+    else 64 KiB); ``body_timeout``: seconds a body has to arrive after its headers, else a
+    408 (default: ``$CHARLESTON_BODY_TIMEOUT``, else 10). ``clock_interval``: seconds
+    between the clock worker's polls (``None``: no worker in this process).
+    ``commands_on_loop``: run seats' commands on the event loop where the store can
+    (PostgreSQL; default: ``$CHARLESTON_COMMANDS_ON_LOOP`` is ``1``).
     """
     if store is None:
         store = GameStore()
@@ -95,6 +101,8 @@ def create_app(
         platform_key = os.environ.get(PLATFORM_KEY_ENV) or None
     if max_body_bytes is None:
         max_body_bytes = int(os.environ.get(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
+    if body_timeout is None:
+        body_timeout = float(os.environ.get(BODY_TIMEOUT_ENV) or DEFAULT_BODY_SECONDS)
     notifier = notifier or Notifier()
     notifier.attach(store.core.notices)  # this process's commits, then (PostgreSQL) others'
 
@@ -121,7 +129,7 @@ def create_app(
         commands_on_loop = os.environ.get(ON_LOOP_ENV, "0") == "1"
     app.state.commands_on_loop = commands_on_loop and store.writes.on_loop_ready
     app.state.roles = TokenCache()  # (game id, token digest) -> role, until it changes
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, seconds=body_timeout)
     app.add_middleware(RequestContext)  # outermost: it sees every answer
     install(app)
 

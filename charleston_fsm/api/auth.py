@@ -9,13 +9,13 @@ platform key when ``CHARLESTON_PLATFORM_KEY`` is set. Every token travels in
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 
 from fastapi import Request
 
 from ..engine.seats import SEATS, Seat
+from ..store.hashing import hash_token
 from .problems import forbidden, unauthorized
 
 ROLES = (*(s.value for s in SEATS), "director")
@@ -31,8 +31,8 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+#: a token's stored form: the store's one definition (``store.hashing``), named for the routes
+token_hash = hash_token
 
 
 def bearer_token(request: Request) -> str | None:

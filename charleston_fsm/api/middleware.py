@@ -9,12 +9,14 @@ they stream in.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 import uuid
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .logs import game_id_var, log, request_id_var
@@ -22,6 +24,11 @@ from .problems import command_headers, problem
 
 GAME_PATH = re.compile(r"^/v1/games/([^/]+)")
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
+#: seconds a request's whole body has to arrive, from the moment its headers did
+DEFAULT_BODY_SECONDS = 10.0
+#: a route that asks for the body late (it checked the token first) still gets what
+#: already arrived: each read waits at least this long
+_LAST_LOOK = 0.05
 _LENGTH = re.compile(r"^[0-9]{1,18}$")
 
 
@@ -69,6 +76,9 @@ class RequestContext:
 
         try:
             await self.app(scope, receive, send_wrapper)
+        except ClientDisconnect:
+            # the client left before its body arrived: nothing to answer, nothing broke
+            _client_left(scope)
         except Exception as exc:
             # the type and frames only (logs.JsonLines): a message may quote tiles
             log.error("unhandled error", exc_info=exc)
@@ -109,17 +119,51 @@ class BodyTooLarge(HTTPException):
         )
 
 
+class BodyTooSlow(HTTPException):
+    """A body not arrived in time becomes a 408, and the connection is closed (what came
+    of the body so far cannot be told from the next request)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            408,
+            f"The request body did not arrive within {seconds:g} s of its headers, this "
+            "service's limit (serve --body-timeout, CHARLESTON_BODY_TIMEOUT); nothing was "
+            "done. Send the whole body (as long as Content-Length says, or chunked with its "
+            "last chunk) and try again.",
+            headers={"Connection": "close"},
+        )
+
+
+def _client_left(scope: Scope) -> None:
+    """One info line, once per request, for a client that left before its body came."""
+    state = scope.setdefault("state", {})
+    if not state.get("client_left"):
+        state["client_left"] = True
+        log.info(
+            "client left before sending its whole request",
+            extra={"method": scope.get("method"), "path": str(scope.get("path", ""))[:200]},
+        )
+
+
 class BodyLimit:
-    """Refuse a body past ``max_bytes`` while it streams in, never holding more of it.
+    """Refuse a body past ``max_bytes`` while it streams in, never holding more of it,
+    and one that has not arrived ``seconds`` after the request's headers.
 
     Nothing is read until a route asks for the body, and routes check the token first
     (:func:`charleston_fsm.api.deps.token_first`): a request without a valid token is
-    answered 401/403 whatever its size.
+    answered 401/403 whatever its size. A client that leaves before its body arrived is
+    logged as such (one info line), not as an error.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        seconds: float = DEFAULT_BODY_SECONDS,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.seconds = seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -128,16 +172,27 @@ class BodyLimit:
         declared = Headers(scope=scope).get("content-length", "")
         too_long = bool(_LENGTH.match(declared)) and int(declared) > self.max_bytes
         received = 0
+        deadline = time.monotonic() + self.seconds
+        whole = False  # the last part of the body arrived: later reads wait for the end
 
         async def limited() -> Message:
-            nonlocal received
+            nonlocal received, whole
             if too_long:
                 raise BodyTooLarge(self.max_bytes)
-            message = await receive()
+            if whole:
+                return await receive()
+            try:
+                left = max(deadline - time.monotonic(), _LAST_LOOK)
+                message = await asyncio.wait_for(receive(), left)
+            except TimeoutError:
+                raise BodyTooSlow(self.seconds) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
                     raise BodyTooLarge(self.max_bytes)
+                whole = not message.get("more_body", False)
+            elif message["type"] == "http.disconnect":
+                _client_left(scope)
             return message
 
         await self.app(scope, limited, send)

@@ -166,6 +166,7 @@ HTTP_CODES = {
     400: "invalid_request",
     404: "not_found",
     405: "method_not_allowed",
+    408: "body_timeout",
     413: "body_too_large",
 }
 

@@ -73,7 +73,7 @@ def _command_guard(request: Request) -> None:
     status_code=201,
     summary="Create a game; returns one token per seat and one for the director",
     response_model=None,
-    responses={201: {"model": CreatedGame}, **problems(400, 401, 403, 413, 422, 503)},
+    responses={201: {"model": CreatedGame}, **problems(400, 401, 403, 408, 413, 422, 503)},
 )
 @token_first(platform_only)
 def create_game(
@@ -219,7 +219,7 @@ def get_game(game_id: str, request: Request, store: StoreDep, _: Credentials) ->
     response_model=None,
     responses={
         200: {"model": CommandResult, "headers": COMMAND_HEADERS},
-        **problems(400, 401, 403, 404, 409, 413, 422, 423, 503),
+        **problems(400, 401, 403, 404, 408, 409, 413, 422, 423, 503),
     },
     description=(
         "The body is an engine command without `seat` (the seat comes from the token), "

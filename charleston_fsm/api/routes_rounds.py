@@ -33,7 +33,7 @@ router = APIRouter(tags=["rounds"], route_class=TokenFirstRoute)
     status_code=201,
     summary="Create a round of tables in one call (all or none); returns every token",
     response_model=None,
-    responses={201: {"model": CreatedRound}, **problems(400, 401, 403, 413, 422, 503)},
+    responses={201: {"model": CreatedRound}, **problems(400, 401, 403, 408, 413, 422, 503)},
     description=(
         f"Up to {MAX_TABLES} tables, each a create-game request (`tables`), or one spec "
         "and a `count`. The tables are stored in one transaction: a table that cannot be "

@@ -438,6 +438,7 @@ PROBLEM_DESCRIPTIONS = {
     401: "Missing or unknown token",
     403: "The token does not allow this",
     404: "No such game, event or ruleset",
+    408: "The request body did not arrive in time (serve --body-timeout); nothing was done",
     409: "Not valid now (kind not_now) or a reused command id",
     413: "The request body is larger than the service's limit",
     422: "A rule refusal (kind rule) or a bad setup (kind setup)",

@@ -16,8 +16,9 @@ from importlib.util import find_spec
 from typing import Any
 
 from ..store.anchors import KEY_FILE_ENV
+from ..store.connection_budget import ConnectionBudget, refusal, server_room
 from ..store.urls import ENV_VAR as DATABASE_ENV
-from .app import MAX_BODY_ENV, PLATFORM_KEY_ENV
+from .app import BODY_TIMEOUT_ENV, MAX_BODY_ENV, ON_LOOP_ENV, PLATFORM_KEY_ENV
 from .logs import log, logging_config
 
 #: What each worker calls to build its app (``uvicorn --factory``).
@@ -52,12 +53,46 @@ def check_workers(workers: int, dialect: str) -> None:
         )
 
 
+class PlanTooLarge(ValueError):
+    """Workers that together may open more connections than PostgreSQL admits."""
+
+
+def connection_plan(store: Any, workers: int, max_connections: int | None = None) -> str:
+    """What each process may open (the start-up line); raises :class:`PlanTooLarge` with
+    what to do when ``workers`` such processes do not fit what the server admits
+    (``max_connections``: the operator's own limit, e.g. a pooler's, instead of the
+    server's)."""
+    if store.dialect != "postgresql":
+        return (
+            f"this process opens no database server connections (SQLite file); "
+            f"{store.core.budget.route_threads} route threads"
+        )
+    budget = ConnectionBudget(
+        store.core.budget.route_threads,
+        commands_on_loop=os.environ.get(ON_LOOP_ENV, "0") == "1",
+    )
+    if max_connections is not None:
+        admits, why = max_connections, "--max-connections"
+    else:
+        with store.engine.connect() as conn:
+            room = server_room(conn)
+        admits, why = room.admits, room.arithmetic()
+    refused = refusal(budget, workers, admits, why)
+    if refused is not None:
+        raise PlanTooLarge(refused)
+    return (
+        f"{budget.sentence()}; {workers} process(es) may open {workers * budget.total} "
+        f"of the {admits} this PostgreSQL admits ({why})"
+    )
+
+
 def worker_environment(
     *,
     database_url: str,
     anchor_key_file: str | None,
     platform_key: str | None,
     max_body_bytes: int | None,
+    body_timeout: float | None = None,
 ) -> dict[str, str]:
     """The variables through which every worker's ``create_app()`` gets the CLI's settings.
 
@@ -71,6 +106,8 @@ def worker_environment(
         env[PLATFORM_KEY_ENV] = platform_key
     if max_body_bytes is not None:
         env[MAX_BODY_ENV] = str(max_body_bytes)
+    if body_timeout is not None:
+        env[BODY_TIMEOUT_ENV] = str(body_timeout)
     return env
 
 

@@ -1,8 +1,7 @@
 """Where a command's time goes: the engine alone and each store operation, in ms.
 
 The figures of the speed targets say how far each path is from its floor; this says
-which part to look at (it replaces the old ``benchmarks/bench_engine.py`` and
-``bench_store.py`` scripts).
+which part to look at.
 """
 
 from __future__ import annotations

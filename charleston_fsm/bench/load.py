@@ -26,6 +26,7 @@ import orjson
 from ..engine.seats import Seat
 from ..engine.table import Table
 from ..engine.tiles import Deal, is_joker
+from ..tournament.busy_service import MAX_RETRIES, nothing_stored, wait_before_retry
 from . import raw_client
 from .figures import percentile
 from .raw_client import RawClient
@@ -55,6 +56,8 @@ class Step:
     #: step: near 1.0 the generator, not the server, would be what limits the rate
     client_cpu_ms: float | None = None
     client_core_share: float | None = None
+    #: requests sent again after a 503 that stored nothing (waiting its Retry-After)
+    resent: int = 0
 
     @property
     def passed(self) -> bool:
@@ -101,13 +104,35 @@ class Slot:
         )
 
 
-async def create_tables(client: httpx.AsyncClient, count: int, parallel: int = 16) -> list[Slot]:
-    """``count`` games; three slots each, whose tiles come from the seeded deal."""
+@dataclass
+class Resends:
+    """Requests sent again after a ``503 store_unavailable`` (nothing stored), each after
+    the answer's ``Retry-After`` (``tournament/busy_service.py``)."""
+
+    total: int = 0
+
+    def count(self) -> int:
+        return self.total
+
+
+async def create_tables(
+    client: httpx.AsyncClient, count: int, parallel: int = 16, resends: Resends | None = None
+) -> list[Slot]:
+    """``count`` games; three slots each, whose tiles come from the seeded deal. A busy
+    service's 503 (nothing stored) is waited out and the game asked for again."""
     gate = asyncio.Semaphore(parallel)
+    resends = resends if resends is not None else Resends()
 
     async def one(seed: int) -> list[Slot]:
         async with gate:
-            answer = await client.post("/v1/games", json={"seed": seed})
+            for attempt in range(MAX_RETRIES + 1):
+                answer = await client.post("/v1/games", json={"seed": seed})
+                if attempt == MAX_RETRIES or not nothing_stored(
+                    answer.status_code, _problem(answer.content)
+                ):
+                    break
+                resends.total += 1
+                await asyncio.sleep(wait_before_retry(answer.headers, attempt))
         answer.raise_for_status()
         data = answer.json()
         racks = Table(Deal.shuffled(seed)).racks
@@ -124,8 +149,21 @@ async def create_tables(client: httpx.AsyncClient, count: int, parallel: int = 1
     return [slot for table in tables for slot in table]
 
 
-def command_sender(client: RawClient, slots: Sequence[Slot]) -> Callable[[], Awaitable[str | None]]:
-    """Each call sends the next idle seat's command; returns None or what went wrong."""
+def _problem(body: bytes) -> Any:
+    """An answer's problem+json (``None`` when it is not JSON)."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def command_sender(
+    client: RawClient, slots: Sequence[Slot], resends: Resends | None = None
+) -> Callable[[], Awaitable[str | None]]:
+    """Each call sends the next idle seat's command; returns None or what went wrong. A
+    ``503 store_unavailable`` (nothing stored) is sent again after its ``Retry-After``
+    (counted in ``resends``); its latency, from the scheduled time, includes the wait."""
+    resends = resends if resends is not None else Resends()
     turn = iter(range(10**12))
     built = {(id(slot), confirmed): b"" for slot in slots for confirmed in (False, True)}
 
@@ -141,7 +179,12 @@ def command_sender(client: RawClient, slots: Sequence[Slot]) -> Callable[[], Awa
             built[key] = slot.request()
         slot.busy = True
         try:
-            status, body = await client.request(built[key])
+            for attempt in range(MAX_RETRIES + 1):
+                status, body, headers = await client.exchange(built[key])
+                if attempt == MAX_RETRIES or not nothing_stored(status, _problem(body)):
+                    break
+                resends.total += 1
+                await asyncio.sleep(wait_before_retry(headers, attempt))
         except (OSError, httptools.HttpParserError) as exc:
             slot.broken = True  # its state is unknown now
             return f"{type(exc).__name__}: {exc}"
@@ -179,11 +222,13 @@ async def offer(
     cpu: Callable[[], float] | None = None,
     loop_cpu: Callable[[], float] | None = None,
     sessions: Callable[[], int] | None = None,
+    resent: Callable[[], int] | None = None,
 ) -> Step:
     """Send at ``rate`` per second for ``seconds``, open loop; wait for every answer.
     ``cpu``: the server's CPU seconds so far, to charge each request its share
     (``loop_cpu``: the same, of its event loop threads only);
-    ``sessions``: the database's sessions opened so far (a pool that churns opens some)."""
+    ``sessions``: the database's sessions opened so far (a pool that churns opens some);
+    ``resent``: the requests sent again so far after a busy service's 503."""
     loop = asyncio.get_running_loop()
     rng = rng or random.Random(0)
     latencies: list[float] = []
@@ -201,6 +246,7 @@ async def offer(
     cpu_before = cpu() if cpu else 0.0
     loop_before = loop_cpu() if loop_cpu else 0.0
     sessions_before = sessions() if sessions else 0
+    resent_before = resent() if resent else 0
     tasks = []
     at = loop.time() + 0.01
     for _ in range(count):
@@ -228,6 +274,7 @@ async def offer(
         sessions_opened=opened,
         client_cpu_ms=own * 1e3 / count,
         client_core_share=own / wall if wall else None,
+        resent=resent() - resent_before if resent else 0,
     )
 
 
@@ -241,6 +288,7 @@ async def climb(
     cpu: Callable[[], float] | None = None,
     loop_cpu: Callable[[], float] | None = None,
     sessions: Callable[[], int] | None = None,
+    resent: Callable[[], int] | None = None,
 ) -> Ladder:
     """Offer each rate in turn until one fails (p99 over the limit, or errors). A first
     step at the lowest rate warms the server (imports, pools, caches) and is not kept."""
@@ -248,7 +296,14 @@ async def climb(
     ladder = Ladder()
     for rate in rates:
         step = await offer(
-            send, rate, seconds, poisson=poisson, cpu=cpu, loop_cpu=loop_cpu, sessions=sessions
+            send,
+            rate,
+            seconds,
+            poisson=poisson,
+            cpu=cpu,
+            loop_cpu=loop_cpu,
+            sessions=sessions,
+            resent=resent,
         )
         ladder.steps.append(step)
         if on_step:

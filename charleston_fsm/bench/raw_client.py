@@ -24,8 +24,9 @@ class _Answer(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
-        self.waiting: asyncio.Future[tuple[int, bytes]] | None = None
+        self.waiting: asyncio.Future[tuple[int, bytes, dict[str, str]]] | None = None
         self.body: list[bytes] = []
+        self.retry_after: dict[str, str] = {}  # the only header kept: a 503's wait
         self.lost = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -44,15 +45,21 @@ class _Answer(asyncio.Protocol):
                 self.waiting.set_exception(exc)
 
     # httptools' callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if name.lower() == b"retry-after":
+            self.retry_after = {"Retry-After": value.decode("latin-1")}
+
     def on_body(self, body: bytes) -> None:
         self.body.append(body)
 
     def on_message_complete(self) -> None:
         if self.waiting is not None and not self.waiting.done():
-            self.waiting.set_result((self.parser.get_status_code(), b"".join(self.body)))
+            answer = (self.parser.get_status_code(), b"".join(self.body), self.retry_after)
+            self.waiting.set_result(answer)
         self.body = []
+        self.retry_after = {}
 
-    async def send(self, raw: bytes) -> tuple[int, bytes]:
+    async def send(self, raw: bytes) -> tuple[int, bytes, dict[str, str]]:
         assert self.transport is not None
         self.waiting = asyncio.get_running_loop().create_future()
         self.transport.write(raw)
@@ -74,6 +81,12 @@ class RawClient:
 
     async def request(self, raw: bytes) -> tuple[int, bytes]:
         """Send one request (its bytes); its status and, unless 200, its body."""
+        status, body, _ = await self.exchange(raw)
+        return status, body
+
+    async def exchange(self, raw: bytes) -> tuple[int, bytes, dict[str, str]]:
+        """Send one request (its bytes); its status, its body and its ``Retry-After``
+        (a dict of that one header, empty when the answer has none)."""
         async with self._slots:
             conn = None
             while self._idle and conn is None:

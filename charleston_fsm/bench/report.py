@@ -1,4 +1,4 @@
-"""The bench's figures as a Rich table, a Markdown table (the README's cost table) or JSON."""
+"""The bench's figures as a Rich table, a Markdown table (docs/performance.md) or JSON."""
 
 from __future__ import annotations
 

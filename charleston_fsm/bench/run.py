@@ -134,6 +134,8 @@ def _measure(
             cpu += f" ({step.server_loop_cpu_ms:.2f} on the event loop)"
         if step.sessions_opened is not None:
             cpu += f", {step.sessions_opened} sessions opened"
+        if step.resent:
+            cpu += f", {step.resent} sent again after a 503"
         if step.client_cpu_ms is not None and step.client_core_share is not None:
             cpu += (
                 f"; the generator {step.client_cpu_ms:.2f} ms each, "

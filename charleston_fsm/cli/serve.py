@@ -8,6 +8,7 @@ from enum import StrEnum
 import typer
 
 from ..bench.command import bench_command
+from ..store.connection_budget import DEFAULT_ROUTE_THREADS, ROUTE_THREADS_ENV
 from .common import (
     AnchorKeyFile,
     DatabaseUrl,
@@ -48,6 +49,13 @@ def serve_command(
         envvar="CHARLESTON_MAX_BODY_BYTES",
         help="Largest request body accepted, in bytes (default 65536); a larger one is a 413.",
     ),
+    body_timeout: float | None = typer.Option(
+        None,
+        min=0.1,
+        envvar="CHARLESTON_BODY_TIMEOUT",
+        help="Seconds a request's body has to arrive after its headers (default 10); a "
+        "slower one is answered 408 and its connection closed.",
+    ),
     workers: int = typer.Option(
         1,
         min=1,
@@ -59,6 +67,21 @@ def serve_command(
         "auto", help="HTTP parser; auto is httptools (C, a dependency), h11 is pure Python."
     ),
     loop: EventLoop = typer.Option("auto", help="Event loop; auto is uvloop (a dependency)."),
+    route_threads: int = typer.Option(
+        DEFAULT_ROUTE_THREADS,
+        min=1,
+        envvar=ROUTE_THREADS_ENV,
+        help="Threads serving requests in each process; each holds at most one PostgreSQL "
+        "connection, so this sizes the process's connections (docs/deploy.md, Connections).",
+    ),
+    max_connections: int | None = typer.Option(
+        None,
+        min=1,
+        envvar="CHARLESTON_MAX_CONNECTIONS",
+        help="PostgreSQL connections all processes may open together (default: the "
+        "server's max_connections less its reserved ones and 10); behind a pooler, its "
+        "client limit. A plan beyond it is refused at start-up.",
+    ),
 ) -> None:
     """Run the HTTP service; migrates an empty database. Logs are JSON lines on stderr;
     on a terminal a short banner comes first (the address, the database, the anchor key)."""
@@ -68,6 +91,7 @@ def serve_command(
     from ..api.logs import configure, log
 
     configure(log_level.upper())
+    os.environ[ROUTE_THREADS_ENV] = str(route_threads)  # this store's pool, and workers'
     person = sys.stderr.isatty()
     held: list[tuple[str, str]] = []  # on a terminal, logged after the banner
 
@@ -80,8 +104,10 @@ def serve_command(
     store = _open_store(database_url, say=say, anchor_key_file=anchor_key_file)
     try:
         serve.check_workers(workers, store.dialect)
-    except serve.WorkersNeedPostgres as exc:
+        connections = serve.connection_plan(store, workers, max_connections)
+    except (serve.WorkersNeedPostgres, serve.PlanTooLarge) as exc:
         log.error(str(exc))
+        store.dispose()
         raise typer.Exit(2) from None
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     if person:
@@ -89,6 +115,7 @@ def serve_command(
     for level, text in held:
         getattr(log, level)(text)
     log.info(f"anchors signed with the key from {store.anchor_key.source}")
+    log.info(connections)
     if workers > 1:  # each worker builds its own app from these settings
         os.environ.update(
             serve.worker_environment(
@@ -96,12 +123,18 @@ def serve_command(
                 anchor_key_file=anchor_key_file,
                 platform_key=platform_key,
                 max_body_bytes=max_body_bytes,
+                body_timeout=body_timeout,
             )
         )
         store.dispose()
         app_ = None
     else:
-        app_ = create_app(store, platform_key=platform_key or None, max_body_bytes=max_body_bytes)
+        app_ = create_app(
+            store,
+            platform_key=platform_key or None,
+            max_body_bytes=max_body_bytes,
+            body_timeout=body_timeout,
+        )
     log.info(f"open http://{shown}:{port}/ in a browser to create a game and take a seat")
     serve.run(
         app_,

@@ -20,9 +20,9 @@ Output is deterministic (document order of the chart, no timestamps), so the com
 
 from .dot import to_dot
 from .files import (
+    CHART_PAGE_SECTION,
     FORMATS,
     INSTALL_GRAPHVIZ,
-    README_SECTION,
     Format,
     Written,
     default_out_dir,
@@ -33,7 +33,7 @@ from .files import (
     render_view,
     run_command,
     to_svg,
-    update_readme,
+    update_chart_page,
     write_all,
 )
 from .mermaid import _m, to_mermaid
@@ -55,12 +55,12 @@ from .model import (
 
 __all__ = [
     "ACTION_LABELS",
+    "CHART_PAGE_SECTION",
     "FORMATS",
     "GUARD_LABELS",
     "INSTALL_GRAPHVIZ",
     "NEGATED_GUARD_LABELS",
     "OPTION_GUARDS",
-    "README_SECTION",
     "ChartView",
     "Format",
     "Guard",
@@ -83,6 +83,6 @@ __all__ = [
     "to_dot",
     "to_mermaid",
     "to_svg",
-    "update_readme",
+    "update_chart_page",
     "write_all",
 ]

@@ -158,9 +158,9 @@ def run_command(
     if (
         out is None
         and "mermaid" in formats
-        and update_readme(default_out_dir().parent / "README.md")
+        and update_chart_page(default_out_dir().parent / CHART_PAGE)
     ):
-        echo("updated the nmjl chart in README.md")
+        echo(f"updated the nmjl chart in {CHART_PAGE}")
     for problem in result.problems:
         echo(problem)
     if result.problems and len(formats) > 1:
@@ -192,15 +192,17 @@ def _write(
     return code
 
 
-README_SECTION = "## State diagrams"
+#: the rule reviewers' page, which shows the nmjl chart inline (GitHub draws Mermaid)
+CHART_PAGE = "docs/diagrams.md"
+CHART_PAGE_SECTION = "## State diagrams"
 
 
-def update_readme(readme: Path, ruleset: str = "nmjl") -> bool:
-    """Refresh the ```mermaid block of the README's "State diagrams" section; True if changed."""
+def update_chart_page(readme: Path, ruleset: str = "nmjl") -> bool:
+    """Refresh the ```mermaid block of the page's "State diagrams" section; True if changed."""
     if not readme.is_file():
         return False
     text = readme.read_text(encoding="utf-8")
-    section = text.find(README_SECTION)
+    section = text.find(CHART_PAGE_SECTION)
     start = text.find("```mermaid\n", section)
     if section < 0 or start < 0:
         return False

@@ -1,7 +1,7 @@
 """Rulesets as data: a named profile of options plus the chart that plays it.
 
 A game's ruleset and options are fixed when it is created. Any option can be overridden
-per game (``resolve("nmjl", {"blind_pass": False})``); the chart reads options only
+per game (``get_ruleset("nmjl").options({"blind_pass": False})``); the chart reads options only
 through its guards, so a ruleset never turns into flags sprinkled through the code.
 """
 

@@ -8,7 +8,7 @@ events. Nothing here decides the order of the steps.
 
 This module holds what every chart family shares (racks, passes, placing, resolution,
 folding, snapshots). Each family's own guards, validators and actions live beside its
-chart, in a subclass: ``charts/standard.py`` (``nmjl``, ``house``) and
+chart, in a subclass: ``charts/standard/`` (``nmjl``, ``house``) and
 ``charts/four_winds.py``. ``Table(deal, ruleset)`` builds the ruleset's own subclass.
 """
 

@@ -8,7 +8,7 @@ from .anchors import read_file as read_anchor_file
 from .anchors import write_file as write_anchor_file
 from .audit import AuditReport, Confirmation, PassAudit, Transfer
 from .bots import play_bots
-from .core import OWN_CONNECTIONS, POOL_SIZE, POOL_THREADS
+from .connection_budget import ConnectionBudget
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -40,15 +40,13 @@ __all__ = [
     "ENV_VAR",
     "MAX_TABLES",
     "NOTIFY_CHANNEL",
-    "OWN_CONNECTIONS",
-    "POOL_SIZE",
-    "POOL_THREADS",
     "Anchor",
     "AnchorKey",
     "AuditReport",
     "CommandIdConflict",
     "Confirmation",
     "Conflict",
+    "ConnectionBudget",
     "EventNotFound",
     "ExecuteResult",
     "Finding",

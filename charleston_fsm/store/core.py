@@ -23,11 +23,13 @@ from alembic import command as alembic_command
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from ..engine import errors
 from ..engine.rulesets import get_ruleset
 from ..engine.table import Table
 from .anchors import AnchorKey, load_key
+from .connection_budget import ConnectionBudget, route_threads
 from .errors import (
     Conflict,
     InvalidGameSetup,
@@ -35,28 +37,25 @@ from .errors import (
     SchemaNotCurrent,
     StoreUnavailable,
 )
-from .notices import NOTICE_CONNECTIONS, Notices
+from .notices import Notices
 from .schema import SchemaState, SchemaStatus, alembic_config, schema_state
 from .served import ServedGames
 from .urls import resolve_url
 
-#: threads a service runs store calls on at once (the API's worker threads use this many)
-POOL_THREADS = 40
-#: PostgreSQL connections kept open: one per such thread, the clock's and the sealing
-#: thread's; a connection beyond them is opened and closed per use (a backend fork and
-#: an authentication each), so steady load opens none
-POOL_SIZE = POOL_THREADS + 2
-#: PostgreSQL connections of the event loop's own pool: commands on the loop (on_loop.py)
-LOOP_CONNECTIONS = 16
-#: PostgreSQL connections a process may hold beside its pool: the notices' (sending,
-#: listening) and the event loop's
-OWN_CONNECTIONS = NOTICE_CONNECTIONS + LOOP_CONNECTIONS
+#: how long a thread waits for a pooled connection before its request is answered 503
+#: (every thread has one, so only a thread holding two at once could wait this long)
+POOL_WAIT_SECONDS = 30.0
 #: how long a SQLite connection waits for another's lock (busy timeout, WAL switch)
 SQLITE_BUSY_SECONDS = 30.0
 
 UNKNOWN_OUTCOME = (
     "The database connection was lost during the commit, so the change may or may not be "
     "stored: read the game (or run verify) before trying again."
+)
+
+NO_CONNECTION = (
+    "No database connection of this process came free in time; nothing was stored. "
+    "Retry the command."
 )
 
 
@@ -84,9 +83,13 @@ class StoreCore:
         *,
         echo: bool = False,
         anchor_key: AnchorKey | None = None,
+        threads: int | None = None,
     ) -> None:
         self.url = resolve_url(url)
         self.dialect = self.url.get_backend_name()
+        #: the connections this process may open (``connection_budget.py``); ``threads``:
+        #: the route threads that may call the store at once (default: the setting)
+        self.budget = ConnectionBudget(threads or route_threads())
         self.engine: Engine = self._make_engine(echo)
         self.warm = _WarmTables()
         #: the heads of the games this process wrote or read to write (``served.py``)
@@ -138,8 +141,15 @@ class StoreCore:
 
             return engine
         if self.dialect == "postgresql":
+            # one connection per thread that may use the store, none beyond them: a
+            # process never opens more than its budget says (a checkout waits instead)
             return create_engine(
-                self.url, echo=echo, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=10
+                self.url,
+                echo=echo,
+                pool_pre_ping=True,
+                pool_size=self.budget.pool_size,
+                max_overflow=0,
+                pool_timeout=POOL_WAIT_SECONDS,
             )
         raise InvalidGameSetup(
             f"The store runs on PostgreSQL or SQLite, not {self.dialect!r}.",
@@ -169,6 +179,8 @@ class StoreCore:
                 phase = "committed"
         except errors.CharlestonError:
             raise
+        except PoolTimeout as exc:
+            raise StoreUnavailable(NO_CONNECTION) from exc
         except DBAPIError as exc:
             if phase == "commit":
                 raise OutcomeUnknown(unknown) from exc
@@ -197,6 +209,8 @@ class StoreCore:
                     transaction.rollback()
         except errors.CharlestonError:
             raise
+        except PoolTimeout as exc:
+            raise StoreUnavailable(NO_CONNECTION) from exc
         except DBAPIError as exc:
             raise self.typed(exc) from exc
 

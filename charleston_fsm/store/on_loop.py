@@ -16,7 +16,7 @@ The transaction is the same as on a SQLAlchemy connection, and so are its answer
 - a database error is typed by ``StoreCore.typed`` (the same sentences), and a lost
   insert race asks the core's ``lost_race`` (in a thread: it reads and verifies).
 
-Connections come from :class:`LoopPool`, at most :data:`~.core.LOOP_CONNECTIONS` per
+Connections come from :class:`LoopPool`, at most :data:`~.connection_budget.LOOP_CONNECTIONS` per
 process (the connection budget counts them beside the pool's). A connection that
 received anything while it was idle (a backend terminated meanwhile sends its reason and
 closes) is dropped before use, without a round trip.
@@ -30,13 +30,15 @@ from collections.abc import Generator
 from typing import Any
 
 import psycopg
+from anyio import to_thread
 from psycopg.rows import namedtuple_row
 from sqlalchemy.exc import DBAPIError
 
 from ..engine import errors
 from . import append as statements
 from .append import Read, ReadEvents, Write
-from .core import LOOP_CONNECTIONS, StoreCore
+from .connection_budget import LOOP_CONNECTIONS
+from .core import StoreCore
 from .errors import Conflict, OutcomeUnknown
 
 
@@ -176,7 +178,9 @@ class OnLoop:
             if not conn.broken:
                 await conn.rollback()
             if isinstance(typed, Conflict):
-                await asyncio.to_thread(self.core.lost_race, game_id)
+                # on anyio's threads, whose limit the pool is sized for (asyncio's own
+                # executor would be threads the connection budget does not count)
+                await to_thread.run_sync(self.core.lost_race, game_id)
             raise typed from exc
         finally:
             plan.close()

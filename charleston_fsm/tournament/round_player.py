@@ -23,13 +23,13 @@ import httpx
 
 from ..engine.bots import Bot, bots_for
 from ..engine.seats import SEATS, Seat
+from .busy_service import MAX_RETRIES, nothing_stored, wait_before_retry
 
 #: answers after which the same command (same id) is sent again: nothing or it was stored
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 #: how long one request keeps trying through lost connections and 5xx answers: a service
 #: process restarting under load takes 5-30 s (bounded by ``--timeout`` as well)
 RIDE_THROUGH_SECONDS = 90.0
-MAX_BACKOFF = 1.0
 POLL_SECONDS = 0.25  # how often a table waiting for its clock (or a service bot) looks again
 
 
@@ -107,8 +107,19 @@ class RoundResult:
         return not self.problems and self.finished == self.verified == self.tables
 
 
-def create_round(client: httpx.Client, plan: RoundPlan) -> dict[str, Any]:
-    response = client.post("/v1/rounds", json=plan.request())
+def create_round(
+    client: httpx.Client, plan: RoundPlan, tally: Tally | None = None
+) -> dict[str, Any]:
+    """Create the round; a busy service's 503 that stored nothing is waited out (its
+    ``Retry-After``) and the round asked for again, counted in ``tally.resent``."""
+    for attempt in range(MAX_RETRIES + 1):
+        response = client.post("/v1/rounds", json=plan.request())
+        if attempt == MAX_RETRIES or not nothing_stored(response.status_code, _json(response)):
+            break
+        if tally is not None:
+            with tally.lock:
+                tally.resent += 1
+        time.sleep(wait_before_retry(response.headers, attempt))
     if response.status_code != 201:
         raise RuntimeError(
             f"The service refused the round ({response.status_code}): {response.text[:500]}"
@@ -155,19 +166,15 @@ class TablePlayer:
                     self.tally.sent(time.perf_counter() - started, 503)
                 if time.monotonic() >= give_up:
                     raise
-                wait = min(MAX_BACKOFF, 0.05 * 2**attempt)
+                wait = wait_before_retry({}, attempt)
             else:
                 if tally:
                     self.tally.sent(time.perf_counter() - started, response.status_code)
                 if response.status_code not in RETRY_STATUSES or time.monotonic() >= give_up:
                     return response
-                retry_after = response.headers.get("Retry-After", "")
-                wait = min(
-                    MAX_BACKOFF,
-                    float(retry_after) if retry_after.isdigit() else 0.05 * 2**attempt,
-                )
+                wait = wait_before_retry(response.headers, attempt)  # its Retry-After
             attempt += 1
-            time.sleep(wait)
+            time.sleep(min(wait, max(0.0, give_up - time.monotonic())))
 
     def _get(self, path: str, role: str) -> httpx.Response:
         return self._request("GET", path, role)
@@ -281,7 +288,7 @@ def play_round(
         headers = {"Authorization": f"Bearer {platform_key}"} if platform_key else {}
         started = time.perf_counter()
         with httpx.Client(base_url=base_urls[0], headers=headers, timeout=120) as platform:
-            created = create_round(platform, plan)
+            created = create_round(platform, plan, tally)
         on_created(created)
         players = [
             TablePlayer(clients[i % len(clients)], t, plan, tally)
@@ -342,6 +349,7 @@ def _ridden_through(request: Callable[[], httpx.Response]) -> httpx.Response:
     give_up = time.monotonic() + RIDE_THROUGH_SECONDS
     attempt = 0
     while True:
+        headers: Any = {}
         try:
             response = request()
         except httpx.TransportError:
@@ -350,5 +358,14 @@ def _ridden_through(request: Callable[[], httpx.Response]) -> httpx.Response:
         else:
             if response.status_code not in RETRY_STATUSES or time.monotonic() >= give_up:
                 return response
+            headers = response.headers
         attempt += 1
-        time.sleep(min(MAX_BACKOFF, 0.05 * 2**attempt))
+        time.sleep(wait_before_retry(headers, attempt))
+
+
+def _json(response: httpx.Response) -> Any:
+    """An answer's JSON body (``None`` when it has none)."""
+    try:
+        return response.json()
+    except ValueError:
+        return None

@@ -1,0 +1,142 @@
+"""The connection budget (issue 30 R7): ``serve`` says what each process may open, opens
+no more under load, and refuses a plan PostgreSQL cannot admit, with what to do."""
+
+from __future__ import annotations
+
+import re
+import threading
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from api_helpers import cli, running
+from conftest import _admin, _drop, _libpq, _with_database
+
+from charleston_fsm.bench.server import free_port
+
+pytestmark = pytest.mark.postgres
+
+LINE = re.compile(r"this process may open (\d+) PostgreSQL connections: (\d+) for routes, ")
+
+
+def _sessions(url: str) -> int:
+    """Sessions on the test's database, other than the one asking."""
+    with psycopg.connect(_libpq(url), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_serve_says_what_it_may_open_and_opens_no_more_under_load(
+    pg_url: str, tmp_path: Path
+) -> None:
+    with running(pg_url, tmp_path, args=["--route-threads", "2"]) as server:
+        said = [line["msg"] for line in server.log_lines() if LINE.search(line["msg"])]
+        assert len(said) == 1, server.log_path.read_text()
+        total, routes = map(int, LINE.search(said[0]).groups())  # type: ignore[union-attr]
+        assert routes == 2
+        # the parts named add up: 2 for routes, the clock worker, the credential watch,
+        # the sealing thread, the notices' sending and listening connections
+        assert total == 2 + 3 + 2
+        assert "1 clock worker, 1 credential watch, 1 sealing, 1 notices sending, " in said[0]
+
+        peak = [0]
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.is_set():
+                peak[0] = max(peak[0], _sessions(pg_url))
+
+        def create(seed: int) -> int:
+            with httpx.Client(base_url=server.base_url, timeout=120) as client:
+                return client.post("/v1/games", json={"seed": seed}).status_code
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            with ThreadPoolExecutor(24) as pool:  # far more requests at once than threads
+                statuses = list(pool.map(create, range(96)))
+        finally:
+            stop.set()
+            watcher.join()
+        assert statuses == [201] * 96
+        assert 0 < peak[0] <= total, (peak[0], total)
+
+
+def test_serve_refuses_more_workers_than_the_server_admits(pg_url: str) -> None:
+    with psycopg.connect(_libpq(pg_url), autocommit=True) as conn:
+        row = conn.execute("SHOW max_connections").fetchone()
+    assert row is not None
+    workers = int(row[0])  # each process may open several: this many cannot fit
+    done = cli(
+        "serve",
+        "--database-url",
+        pg_url,
+        "--port",
+        str(free_port()),
+        "--workers",
+        str(workers),
+        check=False,
+    )
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "Traceback" not in said
+    assert f"Not starting: {workers} process(es) of " in said
+    assert f"(max_connections {workers}, less " in said
+    assert "fewer workers (--workers " in said and "PgBouncer" in said
+
+    # an operator's own limit (a pooler's client limit) is held to as well
+    done = cli(
+        "serve",
+        "--database-url",
+        pg_url,
+        "--port",
+        str(free_port()),
+        "--max-connections",
+        "5",
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "more than the 5 this PostgreSQL admits (--max-connections)" in done.stderr
+
+
+@pytest.fixture
+def limited_role(pg_admin_url: str) -> Iterator[str]:
+    """A throwaway role allowed 8 connections, owning a throwaway database."""
+    name = f"charleston_budget_{uuid.uuid4().hex[:8]}"
+    with _admin(pg_admin_url) as conn:
+        conn.execute(f'CREATE ROLE "{name}" LOGIN CONNECTION LIMIT 8')
+        conn.execute(f'CREATE DATABASE "{name}" OWNER "{name}"')
+    url = _with_database(pg_admin_url, name).replace("postgres@", f"{name}@", 1)
+    try:
+        yield url
+    finally:
+        _drop(pg_admin_url, name)
+        with _admin(pg_admin_url) as conn:
+            conn.execute(f'DROP ROLE IF EXISTS "{name}"')
+
+
+def test_a_role_limit_refuses_a_process_too_large_and_admits_one_that_fits(
+    limited_role: str, tmp_path: Path
+) -> None:
+    assert "@" in limited_role and "postgres@" not in limited_role
+    done = cli("serve", "--database-url", limited_role, "--port", str(free_port()), check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "the role's limit 8" in done.stderr
+    assert "--route-threads 3 or $CHARLESTON_ROUTE_THREADS: 8 connections a process" in (
+        done.stderr
+    )
+    # as it says: 3 route threads fit, and the service serves
+    with (
+        running(limited_role, tmp_path, args=["--route-threads", "3"]) as server,
+        server.client() as client,
+    ):
+        assert client.post("/v1/games", json={"seed": 3}).status_code == 201
