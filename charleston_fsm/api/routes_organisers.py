@@ -76,7 +76,9 @@ class RoundList(Page):
 
 
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="At most this many.")]
-Offset = Annotated[int, Query(ge=0, description="Skip this many, oldest first.")]
+#: past any real listing, and inside both databases' integers (a larger one was a 500)
+MAX_OFFSET = 1_000_000_000
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Skip this many, oldest first.")]
 OrganiserFilter = Annotated[
     str | None,
     Query(
