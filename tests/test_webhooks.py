@@ -201,9 +201,7 @@ def test_an_organisers_endpoint_gets_its_own_entries_and_the_platforms_every_one
         def of(owner: str) -> list[str]:
             return [e["id"] for e in entries if {e["game_id"], e["round_id"]} & made[owner]]
 
-        assert sorted(e["id"] for e in first_accepted(platform)) == sorted(
-            e["id"] for e in entries
-        )
+        assert sorted(e["id"] for e in first_accepted(platform)) == sorted(e["id"] for e in entries)
         for owner, got in (("org-a", first), ("org-b", second)):
             ids = [d.entry["data"]["id"] for d in got.accepted()]
             assert sorted(set(ids)) == sorted(of(owner)) and of(owner), owner
