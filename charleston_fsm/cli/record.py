@@ -40,12 +40,14 @@ def record_export(
     try:
         Path(out).write_text(text, encoding="utf-8")
     except OSError as exc:
-        console.print(f"[red]Cannot write {out}: {exc.strerror}.", highlight=False)
+        console.print(
+            f"Cannot write {out}: {exc.strerror}.", style="red", highlight=False, markup=False
+        )
         raise typer.Exit(2) from None
     rows = text.count('"kind": "row"')
-    console.print(f"{rows} rows of game {game_id} written to {out}", highlight=False)
+    console.print(f"{rows} rows of game {game_id} written to {out}", highlight=False, markup=False)
     again = command_text(f"record verify {out}")
-    console.print(f"check it anywhere with: {again}", highlight=False)
+    console.print(f"check it anywhere with: {again}", highlight=False, markup=False)
 
 
 @record_app.command("verify")
@@ -59,38 +61,50 @@ def record_verify(
     ),
     as_json: bool = typer.Option(False, "--json", help="The verdict as JSON."),
 ) -> None:
-    """Check a record offline: the hash chain, the Ed25519 signature of its head, and a
-    replay of every row through the chart. Exit 1 on any finding, 2 on an unreadable file."""
-    from ..store.record import verify_record
+    """Check a record offline: the hash chain, the Ed25519 signature of its head, the
+    header against what is signed, and a replay of every row through the chart. Exit 1 on
+    any finding, 2 on a file that cannot be read."""
+    from ..store.record_verify import RecordUnreadable, verify_record_file
 
     try:
-        text = Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
-        console.print(f"[red]Cannot read {file}: {reason}.", highlight=False)
+        verdict = verify_record_file(file, public_key)
+    except RecordUnreadable as exc:
+        console.print(f"Cannot read {file}: {exc}.", style="red", highlight=False, markup=False)
         raise typer.Exit(2) from None
-    verdict = verify_record(text, public_key)
     if as_json:
-        sys.stdout.write(json.dumps(verdict.to_dict(), indent=1) + "\n")
-    elif verdict.ok:
+        sys.stdout.write(json.dumps(verdict.to_dict(), indent=1, ensure_ascii=False) + "\n")
+        raise typer.Exit(0 if verdict.ok else 1)
+    if verdict.ok:
         state = "finished" if verdict.finished else "not finished"
+        console.print("ok", style="green", end="")
         console.print(
-            f"[green]ok[/]: game {verdict.game_id}, {verdict.rows} rows ({state}): the hash "
-            "chain holds, the signed head is its last row, and the rows replay through the "
-            "chart to the signed table.",
+            f": game {verdict.game_id}, {verdict.rows} rows ({state}): the hash chain holds, "
+            "the signed head is its last row, the header restates what is signed, and the "
+            "rows replay through the chart to the signed table.",
             highlight=False,
+            markup=False,
         )
         if not verdict.key_pinned:
             console.print(
-                "[yellow]The public key was taken from the file itself: pass --public-key "
-                "(from GET /v1/anchor-key) to know the service signed it.",
+                "The public key was taken from the file itself: pass --public-key (from GET "
+                "/v1/anchor-key) to know the service signed it.",
+                style="yellow",
                 highlight=False,
+                markup=False,
             )
     else:
-        console.print(f"[red]FAILED[/]: {len(verdict.findings)} finding(s)", highlight=False)
+        count = len(verdict.findings) + sum(verdict.more.values())
+        console.print("FAILED", style="red", end="")
+        console.print(f": {count} finding(s)", highlight=False, markup=False)
         for finding in verdict.findings:
             where = f"seq {finding.seq}: " if finding.seq is not None else ""
             console.print(f"  {where}{finding.message}", highlight=False, markup=False)
+        for kind, more in verdict.more.items():
+            console.print(
+                f"  and {more:,} more of the same kind ({kind})", highlight=False, markup=False
+            )
+    for what in verdict.unsigned:
+        console.print(f"  not signed: {what}", highlight=False, markup=False)
     raise typer.Exit(0 if verdict.ok else 1)
 
 

@@ -4,6 +4,10 @@
 command_id, created_at])`` where canonical JSON sorts keys, uses no whitespace and
 keeps non-ASCII as is, and ``created_at`` is written as UTC with microseconds
 (``2026-11-21T07:30:27.123456Z``). The first row's ``prev_hash`` is 64 zeros.
+
+An exported record (:mod:`.record`) signs the head of this chain with Ed25519; its header
+only restates signed data (row 1's ruleset, options and deal, the anchor's game and
+signing time) and ``record verify`` requires each field to equal it.
 """
 
 from __future__ import annotations

@@ -15,8 +15,19 @@ to anyone who could forge it. The format (``docs/record.md``, schema
    "signed_at", "algorithm": "Ed25519", "public_key", "signature", "hmac_anchors"}``:
    the head, signed only after the store verified the whole record.
 
-:func:`verify_record` needs no database: the chain, the anchor's signature (against a
-public key given, else the file's own), and a replay of the rows through the chart.
+What the record shows is what is signed. The signature covers the anchor's message
+(:func:`anchor_message`: game, head seq and hash, finished, replay digest, signed_at); the
+head's hash covers every row through the chain; the header adds nothing of its own: each
+of its fields restates signed data and verify requires it to equal that data
+(``ruleset``, ``options``, ``deal``: row 1's payload; ``game_id``: the anchor's;
+``exported_at``: the anchor's ``signed_at``, both written from one clock reading). A field
+the format lacks is a finding. Only the anchor's ``hmac_anchors`` are outside the
+signature (the service's secret checks them); verify lists them as unsigned. So v1
+records exported before verify checked the header verify unchanged.
+
+:func:`.record_verify.verify_record_file` needs no database: the chain, the anchor's
+signature (against a public key given, else the file's own), the header, and a replay of
+the rows through the chart, streamed under the limits of :mod:`.record_reading`.
 """
 
 from __future__ import annotations
@@ -25,14 +36,11 @@ import base64
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
-    Ed25519PublicKey,
 )
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
@@ -40,7 +48,7 @@ from .anchors import AnchorKey, replay_digest
 from .errors import RecordNotExportable
 from .hashing import canonical_json, canonical_time
 from .rows import StoredEvent
-from .verify import Finding, _chain, fold_rows
+from .verify import fold_rows
 
 FORMAT = "charleston-fsm record v1"
 _DOMAIN = "charleston-fsm record anchor v1"
@@ -68,7 +76,8 @@ def anchor_key_document(key: AnchorKey) -> dict[str, str]:
     }
 
 
-def _message(anchor: dict[str, Any]) -> bytes:
+def anchor_message(anchor: dict[str, Any]) -> bytes:
+    """What the Ed25519 signature covers (docs/record.md); raises KeyError on a missing field."""
     fields = [
         _DOMAIN,
         anchor["game_id"],
@@ -110,7 +119,7 @@ def record_lines(
         "algorithm": "Ed25519",
         "public_key": public_key_text(key),
     }
-    signature = signing_key(key).sign(_message(anchor))
+    signature = signing_key(key).sign(anchor_message(anchor))
     anchor["signature"] = base64.b64encode(signature).decode("ascii")
     anchor["hmac_anchors"] = list(hmac_anchors)
     return [header, *body, anchor]
@@ -128,112 +137,3 @@ def export_record(store: Any, game_id: str) -> str:
     anchors = [a.to_dict() for a in store.tamper.anchors(game_id)]
     lines = record_lines(rows, store.anchor_key, anchors)
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-
-
-# -- verify, offline ----------------------------------------------------------------------------
-@dataclass
-class RecordVerdict:
-    """What :func:`verify_record` found; ``ok`` only with no finding."""
-
-    game_id: str | None = None
-    rows: int = 0
-    finished: bool = False
-    key_pinned: bool = False
-    findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "game_id": self.game_id,
-            "rows": self.rows,
-            "finished": self.finished,
-            "key_pinned": self.key_pinned,
-            "findings": [f.to_dict() for f in self.findings],
-        }
-
-
-def verify_record(text: str, public_key: str | None = None) -> RecordVerdict:
-    """Every check of a record file's text; never raises on a malformed file."""
-    verdict = RecordVerdict(key_pinned=public_key is not None)
-    try:
-        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError as exc:
-        verdict.findings.append(Finding("not_json", None, f"Line {exc.lineno}: not JSON."))
-        return verdict
-    header = lines[0] if lines and isinstance(lines[0], dict) else {}
-    if header.get("kind") != "header" or header.get("format") != FORMAT:
-        verdict.findings.append(
-            Finding("not_a_record", None, f"The first line is not a {FORMAT!r} header.")
-        )
-        return verdict
-    verdict.game_id = header.get("game_id")
-    try:
-        rows = [_row(line) for line in lines[1:] if line.get("kind") == "row"]
-    except (KeyError, TypeError, ValueError) as exc:
-        verdict.findings.append(Finding("bad_row", None, f"A row is malformed ({exc})."))
-        return verdict
-    verdict.rows = len(rows)
-    anchors = [line for line in lines if line.get("kind") == "anchor"]
-    verdict.findings += list(_chain(rows))
-    if rows and (rows[0].type != "game_created" or rows[0].payload.get("deal") != header["deal"]):
-        verdict.findings.append(
-            Finding("deal_differs", 1, "The header's deal is not the deal of row 1.")
-        )
-    if any(r.game_id != verdict.game_id for r in rows):
-        verdict.findings.append(Finding("other_game", None, "A row names another game."))
-    digest = None
-    try:
-        table = fold_rows(rows)
-        digest, verdict.finished = replay_digest(table.snapshot()), table.finished
-    except Exception as exc:  # a malformed row: a finding, never a crash
-        verdict.findings.append(
-            Finding("replay_failed", None, f"The rows do not replay through the chart ({exc}).")
-        )
-    if len(anchors) != 1:
-        verdict.findings.append(Finding("anchor_missing", None, "The record has no anchor line."))
-        return verdict
-    verdict.findings += _anchor(anchors[0], rows, digest, public_key)
-    return verdict
-
-
-def _row(line: dict[str, Any]) -> StoredEvent:
-    fields = {k: line[k] for k in StoredEvent.__dataclass_fields__}
-    fields["created_at"] = datetime.fromisoformat(line["created_at"].replace("Z", "+00:00"))
-    return StoredEvent(**fields)
-
-
-def _anchor(
-    anchor: dict[str, Any], rows: Sequence[StoredEvent], digest: str | None, pinned: str | None
-) -> list[Finding]:
-    found: list[Finding] = []
-    last = rows[-1] if rows else None
-    if last is None or anchor.get("seq") != last.seq or anchor.get("head_hash") != last.hash:
-        found.append(
-            Finding(
-                "head_mismatch",
-                anchor.get("seq"),
-                "The signed head is not the record's last row: rows were added, removed "
-                "or rewritten after it was signed.",
-            )
-        )
-    if digest is not None and anchor.get("replay_digest") != digest:
-        found.append(
-            Finding("replay_differs", None, "The rows replay to another table than was signed.")
-        )
-    key_text = pinned or anchor.get("public_key", "")
-    if pinned is not None and anchor.get("public_key") != pinned:
-        found.append(
-            Finding("other_key", None, "The record was signed with another key than given.")
-        )
-    try:
-        public = Ed25519PublicKey.from_public_bytes(base64.b64decode(key_text))
-        public.verify(base64.b64decode(anchor.get("signature", "")), _message(anchor))
-    except (InvalidSignature, ValueError, KeyError, TypeError):
-        found.append(
-            Finding("bad_signature", None, "The anchor's Ed25519 signature does not check.")
-        )
-    return found

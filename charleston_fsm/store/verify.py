@@ -35,9 +35,12 @@ class Finding:
     kind: str
     seq: int | None
     message: str
+    #: the line of a record file it concerns (``record verify``); none for a stored game
+    line: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "seq": self.seq, "message": self.message}
+        found = {"kind": self.kind, "seq": self.seq, "message": self.message}
+        return found if self.line is None else {**found, "line": self.line}
 
 
 @dataclass(frozen=True)
@@ -185,45 +188,88 @@ def sealed_head(record: GameRecord, anchors: Sequence[Anchor], key: AnchorKey) -
 
 # -- the chain ----------------------------------------------------------------------------------
 def _chain(rows: Sequence[StoredEvent]) -> Iterator[Finding]:
-    prev, expected = GENESIS, 1
+    chain = ChainCheck(max((r.seq for r in rows), default=0) + 2)
     for row in rows:
-        if row.seq != expected:
-            yield Finding(
-                "missing_rows",
-                expected,
-                f"{_span(expected, row.seq - 1)} missing: the next stored row is {row.seq}.",
+        yield from chain.check(row)
+
+
+class ChainCheck:
+    """The chain checked one row at a time, holding only the previous row's hash.
+
+    ``reorder_bound``: the seqs tried when a changed row may be another row moved here
+    (its hash recomputed as seq 1 to the bound); ``explain``: how many changed rows get
+    that search (each costs ``reorder_bound`` hashes), the rest are named plainly.
+    """
+
+    def __init__(self, reorder_bound: int, explain: int | None = None) -> None:
+        self.prev, self.expected = GENESIS, 1
+        self.reorder_bound = reorder_bound
+        self.explain = explain
+        self.broken = False
+
+    def skip(self) -> None:
+        """A row that could not be read: the link to the next one cannot be checked."""
+        self.broken = True
+
+    def check(self, row: StoredEvent) -> list[Finding]:
+        found: list[Finding] = []
+        if self.broken:
+            self.broken = False
+        elif row.seq > self.expected:
+            found.append(
+                Finding(
+                    "missing_rows",
+                    self.expected,
+                    f"{_span(self.expected, row.seq - 1)} missing: the next stored row is "
+                    f"{row.seq}.",
+                )
             )
-            prev = row.prev_hash  # the link across a gap cannot be checked
-        elif row.prev_hash != prev:
-            yield Finding(
-                "bad_link",
-                row.seq,
-                f"Row {row.seq} does not follow row {row.seq - 1}: its prev_hash is "
-                f"{row.prev_hash[:12]}…, the hash of row {row.seq - 1} is {prev[:12]}….",
+        elif row.seq < self.expected:
+            found.append(
+                Finding(
+                    "out_of_order",
+                    row.seq,
+                    f"Row {row.seq} comes after row {self.expected - 1}: rows are repeated "
+                    "or out of order.",
+                )
+            )
+        elif row.prev_hash != self.prev:
+            found.append(
+                Finding(
+                    "bad_link",
+                    row.seq,
+                    f"Row {row.seq} does not follow row {row.seq - 1}: its prev_hash is "
+                    f"{row.prev_hash[:12]}…, the hash of row {row.seq - 1} is {self.prev[:12]}….",
+                )
             )
         if digest(row) != row.hash:
-            yield _changed(row, rows)
-        prev, expected = row.hash, row.seq + 1
+            explain = self.explain is None or self.explain > 0
+            found.append(_changed(row, self.reorder_bound if explain else 0))
+            if self.explain:
+                self.explain -= 1
+        self.prev, self.expected = row.hash, row.seq + 1
+        return found
 
 
 def digest(row: StoredEvent, **override: Any) -> str:
     """The row's hash recomputed from its content (``override``: what if a field were …)."""
     try:
         return row_hash(**{**row.hashed(), **override})
-    except (TypeError, ValueError):  # a payload no JSON can hold: it was not written so
+    except (TypeError, ValueError, RecursionError):  # no JSON can hold it: not written so
         return ""
 
 
-def _changed(row: StoredEvent, rows: Sequence[StoredEvent]) -> Finding:
-    """A row whose content no longer matches its hash; says how when it can tell."""
-    for seq in range(1, max(r.seq for r in rows) + 2):
+def _changed(row: StoredEvent, reorder_bound: int) -> Finding:
+    """A row whose content no longer matches its hash; says how when it can tell
+    (``reorder_bound`` 0: no search)."""
+    for seq in range(1, reorder_bound):
         if seq != row.seq and digest(row, seq=seq) == row.hash:
             return Finding(
                 "reordered_row",
                 row.seq,
                 f"Row {row.seq} holds the row written as seq {seq}: rows were reordered.",
             )
-    for kind in sorted(EVENT_TYPES - {row.type}):
+    for kind in sorted(EVENT_TYPES - {row.type}) if reorder_bound else ():
         if digest(row, type=kind) == row.hash:
             return Finding(
                 "retyped_row",
