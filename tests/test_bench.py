@@ -14,7 +14,7 @@ from rich.console import Console
 
 from charleston_fsm.bench.figures import ROWS, Figure, Goal
 from charleston_fsm.bench.report import to_rich
-from tests.api_helpers import cli
+from api_helpers import cli
 
 DATABASES = {"SQLite", "PostgreSQL"}
 
