@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from api_helpers import cli
 from rich.console import Console
 
 from charleston_fsm.bench.figures import ROWS, Figure, Goal
 from charleston_fsm.bench.report import to_rich
-from api_helpers import cli
 
 DATABASES = {"SQLite", "PostgreSQL"}
 
