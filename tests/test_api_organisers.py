@@ -2,7 +2,9 @@
 service tried with organiser A's key against organiser B's (and the platform's) games
 and rounds, refused with nothing stored; the same routes on A's own resources answered
 as their own director's tokens are answered; and keys rotated and revoked across two
-processes, the old key refused at once here and within a second there.
+processes, the old key refused at once here and within a second there. The feed and the
+webhooks too: A's feed holds none of B's entries, A's key cannot touch B's endpoints, and
+A's endpoint (a real receiver) gets none of B's entries.
 
 The routes are enumerated from the FastAPI application itself, so a route added later
 and not classified here fails :func:`test_every_route_is_classified`.
@@ -21,15 +23,16 @@ import httpx
 import pytest
 from api_helpers import Server, cli, ok, running
 from fastapi import routing
-from sqlalchemy import select
+from feed_helpers import Receiver, receiver
+from sqlalchemy import func, select
 from test_api_errors import problem
 
 from charleston_fsm.api.app import create_app
 from charleston_fsm.store import GameStore, hash_token
-from charleston_fsm.store.models import OrganiserRow, metadata
+from charleston_fsm.store.models import FeedRow, OrganiserRow, WebhookOutboxRow, metadata
 
 PLATFORM_KEY = "platform-key-of-the-organisers-test"
-ENV = {"CHARLESTON_PLATFORM_KEY": PLATFORM_KEY}
+ENV = {"CHARLESTON_PLATFORM_KEY": PLATFORM_KEY, "CHARLESTON_WEBHOOK_ALLOW": "127.0.0.1"}
 
 # What each route is, for an organiser's key (method, path template) -> kind:
 #   public     takes no token: the key may get no more than an anonymous caller
@@ -39,8 +42,10 @@ ENV = {"CHARLESTON_PLATFORM_KEY": PLATFORM_KEY}
 #   spectator  a spectator link's route: no director's token opens it, nor the key
 #   platform   organiser management: the platform key only
 #   organiser  one organiser: the platform key or that organiser's own key
-#   create     creates a game or round: the key's own
+#   create     creates a game, round or webhook endpoint: the key's own
 #   list       lists games or rounds: the key's own
+#   scoped     the feed and the webhook endpoints: the key sees its own organiser's only
+#   webhook    one webhook endpoint: the platform key, or its organiser's own key
 ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/openapi.json"): "public",
     ("GET", "/docs"): "public",
@@ -69,6 +74,14 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/organisers/{organiser_id}/key"): "platform",
     ("DELETE", "/v1/organisers/{organiser_id}/key"): "platform",
     ("GET", "/v1/organisers/{organiser_id}"): "organiser",
+    ("POST", "/v1/webhooks"): "create",
+    ("GET", "/v1/feed"): "scoped",
+    ("GET", "/v1/feed/stream"): "scoped",
+    ("GET", "/v1/webhooks"): "scoped",
+    ("GET", "/v1/webhooks/{endpoint_id}"): "webhook",
+    ("POST", "/v1/webhooks/{endpoint_id}/pause"): "webhook",
+    ("POST", "/v1/webhooks/{endpoint_id}/resume"): "webhook",
+    ("DELETE", "/v1/webhooks/{endpoint_id}"): "webhook",
     ("GET", "/v1/games/{game_id}"): "game",
     ("POST", "/v1/games/{game_id}/commands"): "game",
     ("GET", "/v1/games/{game_id}/events"): "game",
@@ -122,7 +135,11 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/rounds"): {"json": {"table": {"seed": 6}, "count": 2}},
     ("POST", "/v1/organisers"): {"json": {"name": "Sneaky"}},
 }
-STREAMS = {"/v1/games/{game_id}/stream", "/v1/games/{game_id}/spectate/stream"}
+STREAMS = {
+    "/v1/games/{game_id}/stream",
+    "/v1/games/{game_id}/spectate/stream",
+    "/v1/feed/stream",
+}
 
 
 def app_routes(url: str) -> set[tuple[str, str]]:
@@ -162,6 +179,7 @@ class Target:
     round_id: str
     director: str  # the game's own director token
     round_token: str  # the round's own token
+    endpoint_id: str = ""  # a webhook endpoint made with the same key
 
 
 def create_organiser(platform: httpx.Client, name: str) -> Organiser:
@@ -173,9 +191,17 @@ def create_organiser(platform: httpx.Client, name: str) -> Organiser:
     return Organiser(body["organiser_id"], body["key"])
 
 
-def create_target(server: Server, key: str, *, start: str = "now") -> Target:
-    """A game and a round of two tables, created with ``key``."""
+def create_target(
+    server: Server, key: str, *, start: str = "now", hook: Receiver | None = None
+) -> Target:
+    """A game and a round of two tables, created with ``key`` (and first, with ``hook``,
+    a webhook endpoint sending to it, which gets the entries of what follows)."""
+    endpoint_id = ""
     with server.client(key) as client:
+        if hook is not None:
+            endpoint = client.post("/v1/webhooks", json={"url": hook.url})
+            assert endpoint.status_code == 201, endpoint.text
+            endpoint_id = endpoint.json()["id"]
         game = client.post("/v1/games", json={"seed": 11, "start": start})
         assert game.status_code == 201, game.text
         table = {"seed": 12, "clock": {"confirm_pass": 600}}
@@ -186,11 +212,15 @@ def create_target(server: Server, key: str, *, start: str = "now") -> Target:
         round_.json()["round_id"],
         game.json()["tokens"]["director"],
         round_.json()["token"],
+        endpoint_id,
     )
 
 
-def round_acts_last(route: tuple[str, str]) -> tuple[int, tuple[str, str]]:
-    """Start a round before pausing it, and pause it before resuming it."""
+def acts_last(route: tuple[str, str]) -> tuple[int, tuple[str, str]]:
+    """Start a round before pausing it, and pause it (or an endpoint) before resuming it;
+    delete the endpoint last of all."""
+    if route == ("DELETE", "/v1/webhooks/{endpoint_id}"):
+        return 4, route
     acts = ("/start", "/pause", "/resume")
     last = [i for i, act in enumerate(acts, start=1) if route[1].endswith(act)]
     return (last[0] if last else 0), route
@@ -201,6 +231,7 @@ def fill(path: str, target: Target, organiser_id: str) -> str:
         path.replace("{game_id}", target.game_id)
         .replace("{round_id}", target.round_id)
         .replace("{organiser_id}", organiser_id)
+        .replace("{endpoint_id}", target.endpoint_id)
         .replace("{seat}", "east")
         .replace("{name}", "nmjl")
         .replace("{path}", "api.js")
@@ -237,6 +268,41 @@ def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
         store.dispose()
 
 
+def settle(url: str) -> None:
+    """Wait until the serve process's background work is done (every outbox row sent, and
+    on PostgreSQL every feed entry positioned): what a snapshot is compared against."""
+    store = GameStore(url)
+    try:
+
+        def quiet() -> bool:
+            with store.engine.connect() as conn:
+                pending = conn.execute(
+                    select(func.count()).where(WebhookOutboxRow.status == "pending")
+                ).scalar()
+                unplaced = conn.execute(
+                    select(func.count()).where(FeedRow.position.is_(None))
+                ).scalar()
+            return pending == 0 and (store.core.dialect == "sqlite" or unplaced == 0)
+
+        wait_until(quiet, "the deliveries and the feed's positions", timeout=120)
+    finally:
+        store.dispose()
+
+
+def feed_of(client: httpx.Client) -> list[dict[str, Any]]:
+    """Every entry of the feed the client's key reads, page by page."""
+    entries: list[dict[str, Any]] = []
+    after = None
+    while True:
+        page = ok(
+            client.get("/v1/feed", params={"limit": 7, **({"after": after} if after else {})})
+        )
+        entries += page["entries"]
+        if len(page["entries"]) < 7:
+            return entries
+        after = page["next"]
+
+
 @contextmanager
 def world(url: str, tmp_path: Path) -> Iterator[tuple[Server, Organiser, Organiser]]:
     with running(url, tmp_path, env=ENV) as server, server.client(PLATFORM_KEY) as platform:
@@ -252,6 +318,7 @@ EXPECTED_REFUSAL = {
     "spectator": (401, "invalid_token"),
     "platform": (403, "platform_key_only"),
     "organiser": (403, "not_your_organiser"),
+    "webhook": (403, "not_your_webhook"),
 }
 
 
@@ -259,14 +326,28 @@ EXPECTED_REFUSAL = {
 def test_an_organisers_key_is_refused_every_route_of_another_and_directs_its_own(
     db_url: str, tmp_path: Path
 ) -> None:
-    with world(db_url, tmp_path) as (server, a, b):
-        theirs = create_target(server, b.key)
-        platforms = create_target(server, PLATFORM_KEY)
+    with (
+        world(db_url, tmp_path) as (server, a, b),
+        receiver() as a_got,
+        receiver() as b_got,
+        receiver() as everything_got,
+        receiver() as spare,
+    ):
+        with server.client(a.key) as key:
+            made = key.post("/v1/webhooks", json={"url": a_got.url})
+        assert made.status_code == 201 and made.json()["organiser_id"] == a.organiser_id
+        a_hook = made.json()["id"]
+        with server.client(PLATFORM_KEY) as platform:
+            made = platform.post("/v1/webhooks", json={"url": everything_got.url})
+        assert made.status_code == 201 and made.json()["organiser_id"] is None
+        theirs = create_target(server, b.key, hook=b_got)
+        platforms = create_target(server, PLATFORM_KEY, hook=spare)
         # a table of B's round, as well as B's single game and the platform's
         with server.client(b.key) as client:
             b_table = ok(client.get(f"/v1/rounds/{theirs.round_id}"))["tables"][0]["game_id"]
-        targets = [theirs, Target(b_table, theirs.round_id, "", ""), platforms]
+        targets = [theirs, Target(b_table, theirs.round_id, "", "", theirs.endpoint_id), platforms]
         served = app_routes(db_url)
+        settle(db_url)
         before = snapshot(db_url)
         with server.client(a.key) as key, server.client() as anonymous:
             tried = set()
@@ -282,6 +363,8 @@ def test_an_organisers_key_is_refused_every_route_of_another_and_directs_its_own
                     elif kind == "list":
                         got = call(key, method, template, f"{path}?organiser={b.organiser_id}")
                         expected = (403, "not_your_organiser")
+                    elif kind == "scoped":
+                        expected = (200, None)  # what it holds: A's own (below)
                     else:
                         expected = EXPECTED_REFUSAL[kind]
                     assert got == expected, (method, path, kind)
@@ -290,20 +373,21 @@ def test_an_organisers_key_is_refused_every_route_of_another_and_directs_its_own
         assert snapshot(db_url) == before, "a refused request changed the store"
 
         # A's own: each route answers A's key as it answers the game's director token and
-        # the round's token, on twin games and rounds made alike
+        # the round's token (the platform key: a feed or an endpoint), on twin games, rounds
+        # and endpoints made alike
         own, twin = (
-            create_target(server, a.key, start="held"),
-            create_target(server, a.key, start="held"),
+            create_target(server, a.key, start="held", hook=spare),
+            create_target(server, a.key, start="held", hook=spare),
         )
         with server.client(a.key) as key:
-            for method, template in sorted(served, key=round_acts_last):
+            for method, template in sorted(served, key=acts_last):
                 kind = ROUTES[(method, template)]
                 if kind in ("create", "list"):
                     continue
                 path, twin_path = (fill(template, t, a.organiser_id) for t in (own, twin))
                 got = call(key, method, template, path)
-                token = twin.round_token if kind == "round" else twin.director
-                with server.client(token) as director:
+                token = {"round": twin.round_token, "scoped": PLATFORM_KEY, "webhook": PLATFORM_KEY}
+                with server.client(token.get(kind, twin.director)) as director:
                     expected = call(director, method, template, twin_path)
                 if kind == "platform":
                     assert got == (403, "platform_key_only"), (method, path)
@@ -339,6 +423,43 @@ def test_an_organisers_key_is_refused_every_route_of_another_and_directs_its_own
             assert everything["total"] == 3 * 3 + 3 * 2
             of_b = ok(platform.get("/v1/rounds", params={"organiser": b.organiser_id}))
             assert [r["round_id"] for r in of_b["rounds"]] == [theirs.round_id]
+            a_games = ok(
+                platform.get("/v1/games", params={"organiser": a.organiser_id, "limit": 500})
+            )
+            a_rounds = ok(platform.get("/v1/rounds", params={"organiser": a.organiser_id}))
+            whole = feed_of(platform)
+
+        # the feed and the webhooks: A's own entries, none of B's (nor the platform's)
+        ours = {g["game_id"] for g in a_games["games"]} | {
+            r["round_id"] for r in a_rounds["rounds"]
+        }
+        expected_feed = [e for e in whole if {e["game_id"], e["round_id"]} & ours]
+        b_ids = {theirs.game_id, theirs.round_id, b_table}
+        assert any({e["game_id"], e["round_id"]} & b_ids for e in whole)
+        with server.client(a.key) as key:
+            a_feed = feed_of(key)
+            assert a_feed == expected_feed and a_feed  # the same entries, cursors and order
+            assert not any({e["game_id"], e["round_id"]} & b_ids for e in a_feed)
+            listed = ok(key.get("/v1/webhooks"))["endpoints"]
+            assert [e["id"] for e in listed] == [a_hook]  # own's and twin's were deleted
+            a_gets = {e["id"] for e in expected_feed}
+            wait_until(
+                lambda: ok(key.get(f"/v1/webhooks/{a_hook}"))["delivered"] >= len(a_gets),
+                "A's entries delivered to A's endpoint",
+                timeout=120,
+            )
+            log = ok(key.get(f"/v1/webhooks/{a_hook}"))
+            # no outbox row of anyone else's entries
+            assert (log["delivered"], log["pending"], log["failed"]) == (len(a_gets), 0, 0)
+        received = {d.entry["data"]["id"]: d.entry["data"] for d in a_got.accepted()}
+        assert set(received) == a_gets
+        assert not any({e["game_id"], e["round_id"]} & b_ids for e in received.values())
+        # the platform's endpoint got B's entries (they were sent, to whom they belong)
+        settle(db_url)
+        to_platform = {d.entry["data"]["id"] for d in everything_got.accepted()}
+        to_b = {d.entry["data"]["id"] for d in b_got.accepted()}
+        b_entries = {e["id"] for e in whole if {e["game_id"], e["round_id"]} & b_ids}
+        assert b_entries <= to_b and b_entries <= to_platform and to_b.isdisjoint(a_gets)
 
 
 # -- keys: stored hashed, rotated, revoked, in every process ---------------------------------

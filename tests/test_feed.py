@@ -16,7 +16,7 @@ from sqlalchemy import select
 from charleston_fsm.engine.annotations import pause, resume
 from charleston_fsm.engine.seats import Seat
 from charleston_fsm.store import GameStore, play_bots
-from charleston_fsm.store.feed import FEED_TYPES, InvalidCursor
+from charleston_fsm.store.feed import FEED_TYPES, InvalidCursor, of_organiser
 from charleston_fsm.store.hashing import utc
 from charleston_fsm.store.models import FeedRow, GameRow
 
@@ -177,3 +177,35 @@ def test_a_scoped_read_keeps_the_same_order_and_cursors(store: GameStore) -> Non
     assert [e.to_dict() for e in scoped] == [e for e in whole if e["game_id"] == mine]
     later, _ = store.feed.read(scoped[1].cursor, 100, scope=FeedRow.game_id == mine)
     assert [e.id for e in later] == [e.id for e in scoped[2:]]
+
+
+def test_an_organisers_scope_is_its_own_games_and_rounds_and_reads_on_past_the_others(
+    store: GameStore,
+) -> None:
+    """``of_organiser``: the entries of the organiser's games, rounds and their tables,
+    in the one order with its cursors; a short page reads on from the head, so the next
+    poll does not scan the others' entries again."""
+    made: dict[str | None, set[str]] = {}
+    for owner in ("org-a", "org-b", "org-a", None):
+        game = store.registry.create_game(seed=3, clock={"vote": 30}, organiser_id=owner)
+        round_id, tables = store.rounds.create_round(
+            [{"seed": 4, "held": True}] * 2, token_hash="cd" * 32, organiser_id=owner
+        )
+        store.round_acts.act(round_id, "start", f"s-{round_id}")
+        store.writes.annotate(game, pause({"type": "pause_clock"}))  # the write path
+        made.setdefault(owner, set()).update({game, round_id, *tables})
+    whole = read_all(store)
+    theirs = [e for e in whole if {e["game_id"], e["round_id"]} & made["org-a"]]
+    assert {e["type"] for e in theirs} >= {"game.created", "round.started", "game.paused"}
+    pages, after = [], None
+    while True:
+        page, after = store.feed.read(after, 3, scope=of_organiser("org-a"))
+        pages += [e.to_dict() for e in page]
+        if len(page) < 3:
+            break
+    assert pages == theirs
+    assert after == whole[-1]["cursor"]  # read past B's and the platform's last entries
+    assert store.feed.read(after, 3, scope=of_organiser("org-a")) == ([], after)
+    assert store.feed.read(None, 1000, scope=of_organiser("nobody")) == ([], whole[-1]["cursor"])
+    others = store.feed.read(None, 1000, scope=of_organiser("org-b"))[0]
+    assert {e.id for e in others}.isdisjoint(e["id"] for e in theirs) and others

@@ -173,6 +173,45 @@ def test_an_endpoint_created_later_gets_the_entries_from_then_on(
         assert [d.entry["data"]["game_id"] for d in got.accepted()] == [later]
 
 
+def test_an_organisers_endpoint_gets_its_own_entries_and_the_platforms_every_one(
+    store: GameStore, worker: DeliveryWorker
+) -> None:
+    """The outbox's fan-out (the write path's one statement, and the statements of a new
+    game, a round and its acts) gives an organiser's endpoint only the entries of its own
+    games and rounds; the platform's endpoint (no organiser) gets them all."""
+    with receiver() as platform, receiver() as first, receiver() as second:
+        store.webhooks.create(platform.url, ["*"])
+        endpoints = {
+            "org-a": store.webhooks.create(first.url, ["*"], organiser_id="org-a"),
+            "org-b": store.webhooks.create(second.url, ["*"], organiser_id="org-b"),
+        }
+        made: dict[str | None, set[str]] = {}
+        for n, owner in enumerate(("org-a", "org-b", None)):
+            game = store.registry.create_game(seed=n, organiser_id=owner)
+            play_bots(store, game, seed=n)  # the write path's rider
+            round_id, tables = store.rounds.create_round(
+                [{"seed": 7, "held": True}] * 2, token_hash="ef" * 32, organiser_id=owner
+            )
+            store.round_acts.act(round_id, "start", f"s{n}")
+            made[owner] = {game, round_id, *tables}
+        store.writes.wait_for_seals()
+        drain(store, worker)
+        entries = all_entries(store)
+
+        def of(owner: str) -> list[str]:
+            return [e["id"] for e in entries if {e["game_id"], e["round_id"]} & made[owner]]
+
+        assert sorted(e["id"] for e in first_accepted(platform)) == sorted(e["id"] for e in entries)
+        for owner, got in (("org-a", first), ("org-b", second)):
+            ids = [d.entry["data"]["id"] for d in got.accepted()]
+            assert sorted(set(ids)) == sorted(of(owner)) and of(owner), owner
+            log = store.webhooks.deliveries(endpoints[owner]["id"])
+            assert log["delivered"] == len(of(owner)) and log["pending"] == log["failed"] == 0
+            kinds = {e["type"] for e in entries if e["id"] in set(ids)}
+            assert {"game.created", "game.finished", "round.started"} <= kinds
+        assert [e["id"] for e in store.webhooks.list("org-a")] == [endpoints["org-a"]["id"]]
+
+
 def test_private_and_loopback_destinations_are_refused_unless_allowed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

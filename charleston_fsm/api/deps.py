@@ -1,7 +1,8 @@
 """What the routes share: the app's store, notifier and bots, and who a token is.
 
 The services come from ``request.app.state`` as dependencies. The guards
-(:func:`authenticate`, :func:`director_only`, :func:`seat_only`, :func:`platform_only`)
+(:func:`authenticate`, :func:`director_only`, :func:`seat_only`; above a game,
+``organiser_keys.platform_or_organiser``)
 are called first thing in a route instead: FastAPI runs dependencies before it validates
 a route's own query, headers and body, and a malformed request is a 400 whoever sends it,
 answered without a credentials lookup. Routes that take a body name their guard with
@@ -23,7 +24,7 @@ from ..engine.seats import Seat
 from ..store import GameStore
 from ..store.reads import could_exist
 from ..store.room import round_director_opens
-from .auth import bearer_token, check_platform_key, seat_of, token_hash
+from .auth import bearer_token, seat_of, token_hash
 from .bodies import check_body
 from .botrunner import BotRunner
 from .notify import Notifier
@@ -55,10 +56,6 @@ async def _bots(request: Request) -> BotRunner:
 StoreDep = Annotated[GameStore, Depends(_store)]
 NotifierDep = Annotated[Notifier, Depends(_notifier)]
 BotsDep = Annotated[BotRunner, Depends(_bots)]
-
-
-def platform_only(request: Request) -> None:
-    check_platform_key(request, request.app.state.platform_key)
 
 
 def authenticate(request: Request, game_id: str) -> str:

@@ -1,10 +1,16 @@
-"""A platform's view of everything: the feed (a page, or a stream) and its webhooks.
+"""The feed (a page, or a stream) and the webhooks: the platform's, or an organiser's own.
 
-Both need the platform key (when the service has one). The feed is ``store/feed.py``'s:
-one order of every game's and round's lifecycle, resumable from any entry's cursor on
-any process. Webhooks are ``store/webhooks.py``'s endpoints, sent by every process's
-worker (``webhook_sender.py``). ``organiser`` scoping is a filter the organisers' keys
-add (an endpoint's ``organiser_id``); the platform sees all.
+The feed is ``store/feed.py``'s: one order of every game's and round's lifecycle,
+resumable from any entry's cursor on any process. Webhooks are ``store/webhooks.py``'s
+endpoints, sent by every process's worker (``webhook_sender.py``).
+
+The platform key (anyone, where the service has none) reads the whole feed and manages
+every endpoint. An organiser's key reads the entries of its own games and rounds only
+(the same cursors: its pages skip the others' entries), creates endpoints that are its
+own (``organiser_id``; the outbox gives them its own entries only) and lists, reads,
+pauses, resumes and deletes those alone: another's endpoint is **403**
+``not_your_webhook`` (not a 404, as ``not_your_game``: the id is right, the key is not;
+an unknown endpoint is a 404 for every caller).
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ..store import GameStore
-from ..store.feed import MAX_PAGE, Entry, InvalidCursor
-from .deps import StoreDep, TokenFirstRoute, platform_only, token_first
-from .problems import bad_request
+from ..store.feed import MAX_PAGE, Entry, InvalidCursor, Scope, of_organiser
+from .deps import StoreDep, TokenFirstRoute, token_first
+from .organiser_keys import ORGANISER_RULE, platform_or_organiser
+from .problems import bad_request, forbidden
 from .schemas import problems
 from .webhook_sender import check_url
 
@@ -50,14 +57,16 @@ Types = Annotated[
         "Entries carry no tile. See docs/platforms.md."
     ),
 )
-@token_first(platform_only)
+@token_first(platform_or_organiser)
 async def read_feed(
+    request: Request,
     store: StoreDep,
     after: After = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
     types: Types = None,
 ) -> dict[str, Any]:
-    entries, cursor = await run_in_threadpool(_read, store, after, limit, types)
+    scope = await run_in_threadpool(_scope, request)
+    entries, cursor = await run_in_threadpool(_read, store, after, limit, types, scope)
     return {"entries": [e.to_dict() for e in entries], "next": cursor}
 
 
@@ -71,7 +80,7 @@ async def read_feed(
         "EventSource sends), then each new one as it is positioned."
     ),
 )
-@token_first(platform_only)
+@token_first(platform_or_organiser)
 async def stream_feed(
     request: Request,
     store: StoreDep,
@@ -80,27 +89,42 @@ async def stream_feed(
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> EventSourceResponse:
     cursor = last_event_id or after
-    await run_in_threadpool(_read, store, cursor, 1, types)  # a bad cursor: 400 now
-    return EventSourceResponse(_entries(request, store, cursor, types), ping=15)
+    scope = await run_in_threadpool(_scope, request)
+    await run_in_threadpool(_read, store, cursor, 1, types, scope)  # a bad cursor: 400 now
+    return EventSourceResponse(_entries(request, store, cursor, types, scope), ping=15)
+
+
+def _scope(request: Request) -> Scope:
+    """Which entries the caller reads: all (the platform) or its own organiser's."""
+    organiser_id = platform_or_organiser(request)
+    return None if organiser_id is None else of_organiser(organiser_id)
 
 
 def _read(
-    store: GameStore, after: str | None, limit: int, types: list[str] | None
+    store: GameStore,
+    after: str | None,
+    limit: int,
+    types: list[str] | None,
+    scope: Scope,
 ) -> tuple[list[Entry], str]:
     try:
-        return store.feed.read(after, limit, types)
+        return store.feed.read(after, limit, types, scope)
     except InvalidCursor as bad:
         raise bad_request(bad.code, bad.message) from None
 
 
 async def _entries(
-    request: Request, store: GameStore, cursor: str | None, types: list[str] | None
+    request: Request,
+    store: GameStore,
+    cursor: str | None,
+    types: list[str] | None,
+    scope: Scope,
 ) -> AsyncIterator[ServerSentEvent]:
     """The entries after ``cursor``, then new ones: a read every
     :data:`STREAM_POLL_SECONDS` (one indexed query per stream; positions come after the
     commit, so a commit's notice would not find its entry positioned yet anyway)."""
     while not await request.is_disconnected():
-        entries, cursor = await run_in_threadpool(store.feed.read, cursor, MAX_PAGE, types)
+        entries, cursor = await run_in_threadpool(store.feed.read, cursor, MAX_PAGE, types, scope)
         for entry in entries:
             yield ServerSentEvent(
                 data=json.dumps(entry.to_dict()), event=entry.type, id=entry.cursor
@@ -131,11 +155,12 @@ class CreateWebhook(BaseModel):
     response_model=None,
     responses=problems(400, 401, 403, 422, 503),
 )
-@token_first(platform_only)
-async def create_webhook(body: CreateWebhook, store: StoreDep) -> dict[str, Any]:
+@token_first(platform_or_organiser)
+async def create_webhook(body: CreateWebhook, request: Request, store: StoreDep) -> dict[str, Any]:
+    owner = await run_in_threadpool(platform_or_organiser, request)
     await run_in_threadpool(check_url, body.url)
     return await run_in_threadpool(
-        store.webhooks.create, body.url, body.event_types, body.signing, body.secret
+        store.webhooks.create, body.url, body.event_types, body.signing, body.secret, owner
     )
 
 
@@ -145,9 +170,10 @@ async def create_webhook(body: CreateWebhook, store: StoreDep) -> dict[str, Any]
     response_model=None,
     responses=problems(401, 403, 503),
 )
-@token_first(platform_only)
-async def list_webhooks(store: StoreDep) -> dict[str, Any]:
-    return {"endpoints": await run_in_threadpool(store.webhooks.list)}
+@token_first(platform_or_organiser)
+async def list_webhooks(request: Request, store: StoreDep) -> dict[str, Any]:
+    owner = await run_in_threadpool(platform_or_organiser, request)
+    return {"endpoints": await run_in_threadpool(store.webhooks.list, owner)}
 
 
 @router.get(
@@ -156,10 +182,14 @@ async def list_webhooks(store: StoreDep) -> dict[str, Any]:
     response_model=None,
     responses=problems(401, 403, 404, 503),
 )
-@token_first(platform_only)
+@token_first(platform_or_organiser)
 async def get_webhook(
-    endpoint_id: str, store: StoreDep, limit: Annotated[int, Query(ge=1, le=500)] = 50
+    endpoint_id: str,
+    request: Request,
+    store: StoreDep,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
+    await run_in_threadpool(_own_endpoint, request, store, endpoint_id)
     return await run_in_threadpool(store.webhooks.deliveries, endpoint_id, limit)
 
 
@@ -169,8 +199,9 @@ async def get_webhook(
     response_model=None,
     responses=problems(401, 403, 404, 503),
 )
-@token_first(platform_only)
-async def pause_webhook(endpoint_id: str, store: StoreDep) -> dict[str, Any]:
+@token_first(platform_or_organiser)
+async def pause_webhook(endpoint_id: str, request: Request, store: StoreDep) -> dict[str, Any]:
+    await run_in_threadpool(_own_endpoint, request, store, endpoint_id)
     return await run_in_threadpool(store.webhooks.set_status, endpoint_id, "paused")
 
 
@@ -180,8 +211,9 @@ async def pause_webhook(endpoint_id: str, store: StoreDep) -> dict[str, Any]:
     response_model=None,
     responses=problems(401, 403, 404, 503),
 )
-@token_first(platform_only)
-async def resume_webhook(endpoint_id: str, store: StoreDep) -> dict[str, Any]:
+@token_first(platform_or_organiser)
+async def resume_webhook(endpoint_id: str, request: Request, store: StoreDep) -> dict[str, Any]:
+    await run_in_threadpool(_own_endpoint, request, store, endpoint_id)
     return await run_in_threadpool(store.webhooks.set_status, endpoint_id, "active")
 
 
@@ -192,7 +224,23 @@ async def resume_webhook(endpoint_id: str, store: StoreDep) -> dict[str, Any]:
     response_class=Response,
     responses=problems(401, 403, 404, 503),
 )
-@token_first(platform_only)
-async def delete_webhook(endpoint_id: str, store: StoreDep) -> Response:
+@token_first(platform_or_organiser)
+async def delete_webhook(endpoint_id: str, request: Request, store: StoreDep) -> Response:
+    await run_in_threadpool(_own_endpoint, request, store, endpoint_id)
     await run_in_threadpool(store.webhooks.delete, endpoint_id)
     return Response(status_code=204)
+
+
+def _own_endpoint(request: Request, store: GameStore, endpoint_id: str) -> None:
+    """Refuse an organiser's key another's endpoint (403; an unknown one: 404 first).
+    An endpoint's owner never changes, so the check holds for the act that follows."""
+    caller = platform_or_organiser(request)
+    if caller is None:
+        return
+    if store.webhooks.get(endpoint_id)["organiser_id"] != caller:
+        raise forbidden(
+            "not_your_webhook",
+            f"This organiser's key opens only its own organiser's webhook endpoints, and "
+            f"{endpoint_id!r} is not one of them.",
+            ORGANISER_RULE,
+        )

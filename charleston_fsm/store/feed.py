@@ -44,13 +44,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, insert, select, text
+from sqlalchemy import ColumnElement, Connection, func, insert, or_, select, text
 
 from ..engine.errors import SetupError
 from .append import Append, Rider
 from .core import Part
 from .hashing import utc
-from .models import FeedRow
+from .models import FeedRow, GameRow, RoundRow
 from .outbox import FAN_OUT, fan_out
 
 #: event type -> (feed entry type, the payload fields the entry keeps). The one mapping.
@@ -85,6 +85,8 @@ MAX_PAGE = 1000
 SEQUENCE_SECONDS = 0.05
 _SEQUENCER_LOCK = 7458020212  # pg advisory lock key (migrations use 7458020211)
 _CURSOR = re.compile(r"^p([0-9]{1,18})$")
+#: which entries a reader may see (:meth:`Feed.read`): ``None``, all of them
+Scope = ColumnElement[bool] | None
 _COLUMNS = ("entry_id", "type", "game_id", "round_id", "seq", "at", "data")
 
 
@@ -177,6 +179,15 @@ def record(conn: Connection, entries: Sequence[Mapping[str, Any]]) -> None:
     fan_out(conn, [e["entry_id"] for e in entries])
 
 
+def of_organiser(organiser_id: str) -> ColumnElement[bool]:
+    """The :meth:`Feed.read` ``scope`` of an organiser: the entries of its own games (a
+    round's tables included: they carry its id) and of its own rounds, nobody else's."""
+    return or_(
+        FeedRow.game_id.in_(select(GameRow.id).where(GameRow.organiser_id == organiser_id)),
+        FeedRow.round_id.in_(select(RoundRow.id).where(RoundRow.organiser_id == organiser_id)),
+    )
+
+
 def parse_cursor(cursor: str | None) -> int:
     """The position after which to read (0: from the start)."""
     if cursor is None or cursor == "":
@@ -208,19 +219,23 @@ class Feed(Part):
         the cursor to read on from (the last entry's, or ``after`` when none came).
 
         ``scope``: a condition on :class:`FeedRow` an entry must meet, e.g. an organiser's
-        games (``FeedRow.game_id.in_(…)``); the cursor is the same order's, so a scoped
-        reader resumes as any other."""
+        (:func:`of_organiser`). Its cursors are the same order's, so a scoped reader
+        resumes as any other; its page skips the others' entries, and a page short of
+        ``limit`` reads on from the newest position read past (the head, taken first:
+        positions are given as a prefix, so nothing at or below it can appear later), not
+        to scan the others' entries again at every poll."""
         start = parse_cursor(after)
         limit = max(1, min(limit, MAX_PAGE))
         order = FeedRow.id if self.core.dialect == "sqlite" else FeedRow.position
         query = select(*FeedRow.__table__.columns, order.label("place")).where(order > start)
         if types:
             query = query.where(FeedRow.type.in_(list(types)))
-        if scope is not None:
-            query = query.where(scope)
-        query = query.order_by(order).limit(limit)
+        head = start
         with self._reading() as conn:
-            rows = conn.execute(query).all()
+            if scope is not None:
+                head = conn.execute(select(func.max(order))).scalar() or 0
+                query = query.where(scope, order <= head)
+            rows = conn.execute(query.order_by(order).limit(limit)).all()
         entries = [
             Entry(
                 cursor_of(r.place),
@@ -234,7 +249,9 @@ class Feed(Part):
             )
             for r in rows
         ]
-        return entries, entries[-1].cursor if entries else cursor_of(start)
+        if len(entries) == limit or (scope is None and entries):
+            return entries, entries[-1].cursor
+        return entries, cursor_of(max(start, head))
 
     def head(self) -> str:
         """The cursor of the newest positioned entry (read on from here: only what comes)."""

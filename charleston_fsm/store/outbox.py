@@ -7,7 +7,9 @@ the write path's one statement on PostgreSQL; :func:`fan_out` elsewhere), and an
 ``serve`` process's delivery worker sends it after the commit (``api/webhook_worker.py``).
 
 Which endpoints: every endpoint not disabled whose ``event_types`` is ``*`` or names the
-entry's type, as the writing statement sees them (an endpoint created while a write is
+entry's type, and that is the platform's (``organiser_id`` NULL) or the organiser's whose
+game or round the entry is of (an organiser's endpoint never gets another's entries), as
+the writing statement sees them (an endpoint created while a write is
 under way gets that write's entries or not; every later one, surely). A paused endpoint
 keeps collecting rows, sent once it is resumed.
 
@@ -43,9 +45,17 @@ RETRY_SCHEDULE = (5, 300, 1800, 7200, 18000, 36000, 36000, 36000, 36000, 36000, 
 RETRY_SCALE_ENV = "CHARLESTON_WEBHOOK_RETRY_SCALE"
 
 _QUEUE = "coalesce(r.game_id, 'round:' || r.round_id, 'service')"
+#: which endpoints get a row for the feed entry ``r``: not disabled, wanting its type, and
+#: the platform's own (``organiser_id`` NULL: everything) or the organiser's whose game or
+#: round the entry is of (a lookup by primary key, inside the writing statement: the game's
+#: row is the one the write moves, read as it was before, and a new game or round is
+#: inserted by an earlier statement of the same transaction)
 _SUBSCRIBED = (
     "w.status <> 'disabled' AND (w.event_types = '*' "
-    "OR w.event_types LIKE ('% ' || r.type || ' %'))"
+    "OR w.event_types LIKE ('% ' || r.type || ' %')) "
+    "AND (w.organiser_id IS NULL OR w.organiser_id IN ("
+    "SELECT g.organiser_id FROM games g WHERE g.id = r.game_id "
+    "UNION ALL SELECT o.organiser_id FROM rounds o WHERE o.id = r.round_id))"
 )
 _OUTBOX_COLUMNS = "endpoint_id, entry_id, feed_id, queue, status, attempts, next_attempt_at"
 
