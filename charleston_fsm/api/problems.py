@@ -233,7 +233,11 @@ def install(app: Any) -> None:
         well-formed body whose only fault is a text the record cannot keep is a 422."""
         assert isinstance(exc, RequestValidationError | ValidationError)
         errors = list(exc.errors())
-        if errors and all(e.get("type") in TEXT_ERRORS for e in errors):
+        # text of a body only: a query or header that is too long is a malformed request
+        in_body = isinstance(exc, ValidationError) or all(
+            (e.get("loc") or ("body",))[0] == "body" for e in errors
+        )
+        if errors and in_body and all(e.get("type") in TEXT_ERRORS for e in errors):
             return _problem_for(
                 request,
                 422,

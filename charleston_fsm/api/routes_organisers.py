@@ -83,6 +83,7 @@ OrganiserFilter = Annotated[
     str | None,
     Query(
         max_length=64,
+        pattern="^[A-Za-z0-9_-]+$",  # an id; NUL or other text never reaches the database
         description="Only this organiser's (the platform's key; an organiser's key lists "
         "its own whatever this says, and may name only itself).",
     ),

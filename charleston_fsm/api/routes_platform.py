@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ..store import GameStore
@@ -41,8 +41,11 @@ After = Annotated[
     str | None,
     Query(description="A cursor: read the entries after it (leave out: from the start)"),
 ]
+#: an entry type's name (``game.finished``): anything else never reaches the database
+EntryType = Annotated[str, StringConstraints(pattern=r"^[a-z_.]+$", max_length=40)]
 Types = Annotated[
-    list[str] | None, Query(description="Only entries of these types (repeat the parameter)")
+    list[EntryType] | None,
+    Query(description="Only entries of these types (repeat the parameter)"),
 ]
 
 
@@ -74,7 +77,13 @@ async def read_feed(
     "/feed/stream",
     summary="The feed as server-sent events (each event's id is its cursor)",
     response_model=None,
-    responses=problems(400, 401, 403, 503),
+    responses={
+        200: {
+            "description": "The stream: the entries after the cursor, then each new one",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        **problems(400, 401, 403, 503),
+    },
     description=(
         "The entries after `after` (or the `Last-Event-ID` header a reconnecting "
         "EventSource sends), then each new one as it is positioned."

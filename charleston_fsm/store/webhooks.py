@@ -11,6 +11,7 @@ rule (which destinations are allowed) is the service's (``api/webhook_sender.py`
 from __future__ import annotations
 
 import base64
+import re
 import secrets
 import uuid
 from collections.abc import Sequence
@@ -73,6 +74,17 @@ def check_secret(secret: str) -> str:
     return secret
 
 
+#: the shape of every endpoint id this store makes (``ep_`` and 24 hex digits)
+_ENDPOINT_ID = re.compile(r"ep_[0-9a-f]{24}")
+
+
+def _known_shape(endpoint_id: str) -> None:
+    """An id this store cannot have made names no endpoint: said before any query (text
+    such as a NUL is refused by PostgreSQL itself, which would be a failure, not a 404)."""
+    if not _ENDPOINT_ID.fullmatch(endpoint_id):
+        raise WebhookNotFound(f"There is no webhook endpoint {endpoint_id!r}.")
+
+
 class Webhooks(Part):
     """The endpoints of a platform (or an organiser: ``organiser_id``)."""
 
@@ -119,6 +131,7 @@ class Webhooks(Part):
             return [_out(r._mapping) for r in conn.execute(query)]
 
     def get(self, endpoint_id: str) -> dict[str, Any]:
+        _known_shape(endpoint_id)
         with self._reading() as conn:
             row = conn.execute(
                 select(*_ENDPOINT).where(WebhookEndpointRow.id == endpoint_id)
@@ -132,6 +145,7 @@ class Webhooks(Part):
         re-enables an endpoint a 410 disabled: what it had pending is sent, then the
         entries written from now on; none written while it was disabled)."""
         assert status in ("active", "paused")
+        _known_shape(endpoint_id)
         with self._writing() as conn:
             done = conn.execute(
                 update(WebhookEndpointRow)
@@ -144,6 +158,7 @@ class Webhooks(Part):
 
     def delete(self, endpoint_id: str) -> None:
         """The endpoint, its outbox rows and its log (nothing more is sent to it)."""
+        _known_shape(endpoint_id)
         with self._writing() as conn:
             conn.execute(
                 delete(WebhookOutboxRow).where(WebhookOutboxRow.endpoint_id == endpoint_id)
