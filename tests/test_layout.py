@@ -252,3 +252,30 @@ def test_an_io_import_in_an_engine_module_would_be_seen(source: str, tmp_path: P
     )
     found = imports("pkg.engine.x", package / "engine" / "x.py")
     assert any(source.split(".")[0] in IO_LIBRARIES for source, _names in found)
+
+
+def test_the_command_line_starts_without_the_store() -> None:
+    """Importing the CLI (every command, every serve worker, before its first line) loads
+    neither the store nor SQLAlchemy: a store imported there cost 5 s a start on 2 cores.
+    The serve options' defaults it names instead are the store's own."""
+    import subprocess
+    import sys
+
+    from charleston_fsm.cli import serve
+    from charleston_fsm.store import connection_budget
+
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, charleston_fsm.cli; "
+            "print(sorted(m for m in ('sqlalchemy', 'charleston_fsm.store', 'alembic') "
+            "if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]", loaded.stdout
+    assert serve.ROUTE_THREADS_ENV == connection_budget.ROUTE_THREADS_ENV
+    assert serve.DEFAULT_ROUTE_THREADS == connection_budget.DEFAULT_ROUTE_THREADS

@@ -8,7 +8,6 @@ from enum import StrEnum
 import typer
 
 from ..bench.command import bench_command
-from ..store.connection_budget import DEFAULT_ROUTE_THREADS, ROUTE_THREADS_ENV
 from .common import (
     AnchorKeyFile,
     DatabaseUrl,
@@ -17,6 +16,12 @@ from .common import (
 )
 
 commands = typer.Typer()
+
+#: the store's own (``store.connection_budget``), named here because importing the store
+#: costs seconds that every command and every serve worker would pay before its first
+#: line; tests/test_layout.py holds the two equal and the CLI's import free of the store
+ROUTE_THREADS_ENV = "CHARLESTON_ROUTE_THREADS"
+DEFAULT_ROUTE_THREADS = 16
 
 
 class HttpParser(StrEnum):
