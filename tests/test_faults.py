@@ -325,7 +325,9 @@ def test_http_commit_answer_lost(
 ) -> None:
     """The server's wire breaks around its COMMIT: 503 outcome_unknown with the command
     id, whether or not the database committed; the retry tells which."""
-    with running(relay.url(), tmp_path, env=WHERE[where]) as server:
+    # no feed sequencer or webhook sender here: their COMMITs would meet the armed relay
+    env = {**WHERE[where], "CHARLESTON_PLATFORM_WORKERS": "0"}
+    with running(relay.url(), tmp_path, env=env) as server:
         game, body, rows = _http_game(server, "resolving")
         relay.arm(lose)  # type: ignore[arg-type]
         response = _send(game, body)

@@ -139,7 +139,13 @@ def create_app(
     app.state.bots = BotRunner(store, notifier)
     app.state.platform_key = platform_key
     app.state.clock_interval = clock_interval
-    app.state.platform_workers = platform_workers and hasattr(store, "feed")
+    # CHARLESTON_PLATFORM_WORKERS=0: another process numbers the feed and sends webhooks
+    # (and the fault tests, whose relay must see only the command's COMMIT)
+    app.state.platform_workers = (
+        platform_workers
+        and hasattr(store, "feed")
+        and os.environ.get("CHARLESTON_PLATFORM_WORKERS", "1") != "0"
+    )
     if commands_on_loop is None:
         commands_on_loop = os.environ.get(ON_LOOP_ENV, "0") == "1"
     app.state.commands_on_loop = commands_on_loop and store.writes.on_loop_ready
