@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import charleston_fsm.store.errors  # noqa: F401  (the store's refusals name rules too)
 from charleston_fsm import diagrams
 from charleston_fsm.api import auth, deps
 from charleston_fsm.cli import app
+from charleston_fsm.cli.reference import import_every_refusal
 from charleston_fsm.engine import errors
 from charleston_fsm.engine.rulesets import RULESETS
 from charleston_fsm.rulebook import CHAPTERS, DOCUMENTS, RULES, enforces, get_rule, rules_of
@@ -31,6 +31,7 @@ from charleston_fsm.traceability.trace import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+import_every_refusal()  # the store's refusals name rules too, whatever was imported before
 TESTS = default_tests_dir()
 RULE_ID = re.compile(r"\b(?:SEAT|TILE|DEAL|PASS|NMJL|HOUSE|FW|SVC)-\d\d\b")
 

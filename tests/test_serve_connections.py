@@ -15,20 +15,24 @@ import psycopg
 import pytest
 from api_helpers import cli, running
 from conftest import _admin, _drop, _libpq, _with_database
+from sqlalchemy import make_url
 
 from charleston_fsm.bench.server import free_port
+from charleston_fsm.store.urls import render
 
 pytestmark = pytest.mark.postgres
 
 LINE = re.compile(r"this process may open (\d+) PostgreSQL connections: (\d+) for routes, ")
 
 
-def _sessions(url: str) -> int:
-    """Sessions on the test's database, other than the one asking."""
+def _sessions(url: str, application: str) -> int:
+    """Sessions on the test's database that the server opened (its URL names the
+    application): the suite's own connections to the shared database are not counted."""
     with psycopg.connect(_libpq(url), autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "WHERE datname = current_database() AND application_name = %s",
+            (application,),
         ).fetchone()
     assert row is not None
     return int(row[0])
@@ -37,22 +41,28 @@ def _sessions(url: str) -> int:
 def test_serve_says_what_it_may_open_and_opens_no_more_under_load(
     pg_url: str, tmp_path: Path
 ) -> None:
-    with running(pg_url, tmp_path, args=["--route-threads", "2"]) as server:
+    application = f"budget-{uuid.uuid4().hex[:8]}"
+    server_url = render(make_url(pg_url).update_query_dict({"application_name": application}))
+    with running(server_url, tmp_path, args=["--route-threads", "2"]) as server:
         said = [line["msg"] for line in server.log_lines() if LINE.search(line["msg"])]
         assert len(said) == 1, server.log_path.read_text()
         total, routes = map(int, LINE.search(said[0]).groups())  # type: ignore[union-attr]
         assert routes == 2
         # the parts named add up: 2 for routes, the clock worker, the credential watch,
-        # the sealing thread, the notices' sending and listening connections
-        assert total == 2 + 3 + 2
-        assert "1 clock worker, 1 credential watch, 1 sealing, 1 notices sending, " in said[0]
+        # the sealing thread, the feed's sequencer, the webhook sender, the notices'
+        # sending and listening connections
+        assert total == 2 + 5 + 2
+        assert (
+            "1 clock worker, 1 credential watch, 1 sealing, 1 feed sequencer, "
+            "1 webhook sender, 1 notices sending, "
+        ) in said[0]
 
         peak = [0]
         stop = threading.Event()
 
         def watch() -> None:
             while not stop.is_set():
-                peak[0] = max(peak[0], _sessions(pg_url))
+                peak[0] = max(peak[0], _sessions(pg_url, application))
 
         def create(seed: int) -> int:
             with httpx.Client(base_url=server.base_url, timeout=120) as client:
@@ -109,10 +119,10 @@ def test_serve_refuses_more_workers_than_the_server_admits(pg_url: str) -> None:
 
 @pytest.fixture
 def limited_role(pg_admin_url: str) -> Iterator[str]:
-    """A throwaway role allowed 8 connections, owning a throwaway database."""
+    """A throwaway role allowed 10 connections, owning a throwaway database."""
     name = f"charleston_budget_{uuid.uuid4().hex[:8]}"
     with _admin(pg_admin_url) as conn:
-        conn.execute(f'CREATE ROLE "{name}" LOGIN CONNECTION LIMIT 8')
+        conn.execute(f'CREATE ROLE "{name}" LOGIN CONNECTION LIMIT 10')
         conn.execute(f'CREATE DATABASE "{name}" OWNER "{name}"')
     url = _with_database(pg_admin_url, name).replace("postgres@", f"{name}@", 1)
     try:
@@ -130,8 +140,8 @@ def test_a_role_limit_refuses_a_process_too_large_and_admits_one_that_fits(
     done = cli("serve", "--database-url", limited_role, "--port", str(free_port()), check=False)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
-    assert "the role's limit 8" in done.stderr
-    assert "--route-threads 3 or $CHARLESTON_ROUTE_THREADS: 8 connections a process" in (
+    assert "the role's limit 10" in done.stderr
+    assert "--route-threads 3 or $CHARLESTON_ROUTE_THREADS: 10 connections a process" in (
         done.stderr
     )
     # as it says: 3 route threads fit, and the service serves

@@ -81,12 +81,19 @@ def _auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def play_with_everything(table: Table, seed: int) -> None:
+def play_with_everything(table: Table, seed: int, ruleset: str) -> None:
     """Three seats played by the package's bots, North by nobody in the first pass (the
     clock plays it when its time runs out); West is handed to the service's bot and back,
     South to a substitute with a new token, and West calls the director with a tile in
-    its reason."""
-    bots = bots_for(seed, blind_rate=0.9, continue_rate=1.0)  # blind passes, both Charlestons
+    its reason.
+
+    Four Winds: East asks for every Ding Dong the rules allow and nobody else declares
+    Ready, and the director pauses the clock once it has acted (West's service bot then
+    waits for the hand back): otherwise a clock that ran out on East's decision would
+    declare Ready for it on a slow machine, and the game would have no Ding Dong."""
+    # blind passes, both Charlestons
+    bots = bots_for(seed, blind_rate=0.9, continue_rate=1.0, ready_rate=0.0)
+    bots[Seat.EAST].ding_dong_rate = 1.0
     playing = {s: bots[s] for s in (Seat.EAST, Seat.SOUTH, Seat.WEST)}
     rng = random.Random(seed)
     rounds = 0
@@ -97,6 +104,8 @@ def play_with_everything(table: Table, seed: int) -> None:
         rounds += 1
         if rounds == 1:  # North's clock acts for it in the first pass; then its bot plays
             until_the_clock_acted(table)
+            if ruleset == "four_winds":
+                table.director({"type": "pause_clock"})
             playing[Seat.NORTH] = bots[Seat.NORTH]
             table.director({"type": "hand_to_bot", "seat": "west"})
             del playing[Seat.WEST]
@@ -155,7 +164,7 @@ def test_no_spectator_payload_or_message_carries_a_tile(
             table.look()  # held: the racks are dealt, nothing is shown of them
             with server.client(created["token"]) as room:
                 ok(room.post(f"/v1/rounds/{created['round_id']}/start"))
-            play_with_everything(table, seed)
+            play_with_everything(table, seed, ruleset)
             events = ok(table.clients["director"].get(table.path("/events")))["events"]
             last = events[-1]["seq"]
             kinds = {e["type"] for e in events}

@@ -59,6 +59,20 @@ def diagram_command(
     raise typer.Exit(code)
 
 
+def import_every_refusal() -> None:
+    """Import every module of the engine and the store, so that every refusal class (and
+    the rules it names) is known to the rule book's matrix: without this, which refusals
+    it lists would depend on what the process happened to import before."""
+    import importlib
+    import pkgutil
+
+    from .. import engine, store
+
+    for package in (engine, store):
+        for found in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            importlib.import_module(found.name)
+
+
 @commands.command("rules")
 def rules_command(
     markdown: bool = typer.Option(
@@ -74,10 +88,10 @@ def rules_command(
 ) -> None:
     """The rule book: every rule by ruleset, one line each; --rule ID shows one in full."""
     from ..rulebook import CHAPTERS, RULES, RULESET_NAMES, rules_of
-    from ..store import errors as _store_errors  # noqa: F401  (their refusals name rules too)
     from ..traceability.render import rule_lines, to_markdown
     from ..traceability.trace import default_tests_dir, matrix
 
+    import_every_refusal()
     unknown = [r for r in rule if r not in RULES]
     if unknown or (ruleset is not None and ruleset not in RULESET_NAMES):
         what = f"rule {', '.join(unknown)}" if unknown else f"ruleset {ruleset!r}"

@@ -21,7 +21,7 @@ commands = typer.Typer()
 #: costs seconds that every command and every serve worker would pay before its first
 #: line; tests/test_layout.py holds the two equal and the CLI's import free of the store
 ROUTE_THREADS_ENV = "CHARLESTON_ROUTE_THREADS"
-DEFAULT_ROUTE_THREADS = 16
+DEFAULT_ROUTE_THREADS = 14
 
 
 class HttpParser(StrEnum):

@@ -8,7 +8,8 @@ line and the refusal agree (docs/deploy.md, "Connections"):
   store at once and opens none beyond them (no overflow): the route threads (anyio's
   thread limiter, set from the same number by ``api/app.py``; bots' steps and streams'
   reads run there too) and the background threads that read or write: the clock
-  worker, the credential watch and the sealing thread;
+  worker, the credential watch, the sealing thread, the feed's sequencer and the webhook
+  sender's claiming thread (its HTTP senders never touch the store);
 - the notices' two connections of their own (``notices.py``): one sending, one
   listening;
 - with commands on the event loop (``on_loop.py``, off by default), that loop's pool.
@@ -29,11 +30,19 @@ from .notices import NOTICE_CONNECTIONS
 
 #: the setting: threads serving requests in each process (each holds at most one connection)
 ROUTE_THREADS_ENV = "CHARLESTON_ROUTE_THREADS"
-#: 16 keeps two cores busy (a command is CPU-bound: ~2 ms of CPU, under 1 ms waiting on
-#: the database) while four processes fit PostgreSQL's default of 100 connections
-DEFAULT_ROUTE_THREADS = 16
-#: background threads that use the pool, one connection each
-POOL_BACKGROUND = ("clock worker", "credential watch", "sealing")
+#: 14 keeps two cores busy (a command is CPU-bound: ~2 ms of CPU, under 1 ms waiting on
+#: the database) while four processes (21 connections each) fit PostgreSQL's default of
+#: 100 connections
+DEFAULT_ROUTE_THREADS = 14
+#: background threads that use the pool, one connection each (every process may run the
+#: feed's sequencer and the webhook sender: ``api/app.py``)
+POOL_BACKGROUND = (
+    "clock worker",
+    "credential watch",
+    "sealing",
+    "feed sequencer",
+    "webhook sender",
+)
 #: PostgreSQL connections of the event loop's own pool: commands on the loop (on_loop.py)
 LOOP_CONNECTIONS = 16
 #: connections left free beside the service's: migrate, psql, monitoring, a backup
