@@ -193,12 +193,15 @@ def sqlite_store(sqlite_url: str) -> Iterator[GameStore]:
 
 # -- browser fixtures -------------------------------------------------------------------
 #
-#   web_browser   one Debian Chromium for the whole session (web_helpers.browser_or_skip)
+#   web_browser   one Debian Chromium per module (web_helpers.browser_or_skip): Playwright's
+#                 sync API holds an event loop in the thread while it runs, so a session-
+#                 long browser would refuse asyncio.run() to every later test of the
+#                 same process (with pytest-xdist, any file may come after a browser's)
 #   web_server    one `serve` on a SQLite file for the whole session: the browser tests
 #                 create their own games and rounds in it, so they share it
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def web_browser() -> Iterator[object]:
     from web_helpers import browser_or_skip
 
