@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from conftest import _libpq
 from feed_helpers import assert_no_tiles, by_game
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from charleston_fsm.engine.annotations import pause, resume
 from charleston_fsm.engine.bots import bots_for, play
@@ -345,3 +345,28 @@ def test_two_processes_finishing_a_rounds_last_two_tables_at_once_make_one_entry
         locker.close()
         one.dispose()
         two.dispose()
+
+
+@pytest.mark.postgres
+def test_an_idle_sequencer_reads_and_commits_nothing(pg_store: GameStore) -> None:
+    """A turn with nothing to number is one read ending in ROLLBACK: no advisory lock, no
+    write transaction, no COMMIT (an idle service writes nothing); a turn with work
+    numbers it in one write transaction."""
+    store = pg_store
+    store.registry.create_game(seed=3)
+    read_all(store)  # everything positioned
+    commits: list[object] = []
+    sent: list[str] = []
+    event.listen(store.engine, "commit", lambda conn: commits.append(conn))
+    event.listen(store.engine, "before_cursor_execute", lambda _c, _cur, sql, *_: sent.append(sql))
+    for _ in range(20):
+        assert store.feed.sequence() == 0
+    assert commits == []
+    assert not any("advisory" in sql or sql.lstrip().startswith("WITH todo") for sql in sent)
+    assert len(sent) == 20  # one read per turn
+    game_id = store.registry.create_game(seed=4)
+    commits.clear()
+    assert store.feed.sequence() == 1  # the new game's game.created
+    assert len(commits) == 1
+    [entry] = store.feed.read(read_all(store)[-2]["cursor"])[0]
+    assert entry.game_id == game_id and entry.type == "game.created"

@@ -17,15 +17,17 @@ transaction can take id 7, commit after the one that took 8, and a reader in bet
 would skip 7 for ever). So the feed's order is ``position``, given *after* the commit:
 
 - PostgreSQL: a sequencer (:func:`sequence`) runs under a transaction-level advisory
-  lock (``pg_try_advisory_xact_lock``), so one process at a time assigns; every ``serve``
-  process tries every :data:`SEQUENCE_SECONDS` and whichever gets the lock does the
-  work (no leader to elect, none to lose). It numbers the committed entries without a
-  position in ``id`` order, continuing from the highest position, and commits: readers
-  see no new positions or all of them, so the positioned entries are always a prefix of
-  the order and ``position > cursor`` never skips one. An entry still in flight is not
-  visible to it; it gets the next position once committed. A game's entries keep their
-  order: a game's next write inserts only after the one before it committed (its row
-  lock), so it has the higher id, and is numbered in the same batch or a later one.
+  lock (``pg_try_advisory_xact_lock``), so one process at a time assigns; every
+  ``serve`` process tries every :data:`SEQUENCE_SECONDS` and whichever gets the lock
+  does the work (no leader to elect, none to lose). A turn reads first whether any entry
+  waits for a position and opens a write transaction only then: idle, it commits
+  nothing. It numbers the committed entries without a position in ``id`` order,
+  continuing from the highest position, and commits: readers see no new positions or all
+  of them, so the positioned entries are always a prefix of the order and ``position >
+  cursor`` never skips one. An entry still in flight is not visible to it; it gets the
+  next position once committed. A game's entries keep their order: a game's next write
+  inserts only after the one before it committed (its row lock), so it has the higher
+  id, and is numbered in the same batch or a later one.
 - SQLite: writes are serialised (``BEGIN IMMEDIATE``), so insert order is commit order
   and ``id`` is the position; no sequencer runs (no background writer to meet "database
   is locked").
@@ -318,12 +320,23 @@ class Feed(Part):
 
     def sequence(self) -> int:
         """Give positions to the committed entries that have none (PostgreSQL; 0 on
-        SQLite, or when another process holds the sequencer's lock): how many."""
+        SQLite, when there are none, or when another process holds the sequencer's
+        lock): how many.
+
+        A read first (one indexed row at most, ``ix_feed_unpositioned``; it ends with
+        ROLLBACK): a turn that finds nothing opens no write transaction and commits
+        nothing, so an idle service's sequencers write nothing to the database."""
         if self.core.dialect != "postgresql":
             return 0
+        with self._reading() as conn:
+            if conn.execute(_UNPOSITIONED).first() is None:
+                return 0
         with self._writing() as conn:
             return sequence(conn)
 
+
+#: is any committed entry waiting for its position (the partial index's first row)
+_UNPOSITIONED = select(FeedRow.id).where(FeedRow.position.is_(None)).limit(1)
 
 _ASSIGN = text(
     "WITH todo AS (SELECT id, row_number() OVER (ORDER BY id) AS rank FROM feed "
