@@ -325,7 +325,11 @@ def test_http_commit_answer_lost(
 ) -> None:
     """The server's wire breaks around its COMMIT: 503 outcome_unknown with the command
     id, whether or not the database committed; the retry tells which."""
-    # no feed sequencer or webhook sender here: their COMMITs would meet the armed relay
+    # no feed sequencer or webhook sender here: their COMMITs would meet the armed relay.
+    # Still needed now that an idle sequencer commits nothing: it commits after every write
+    # that leaves feed entries, so the setup's last HTTP commands (just before arm) are
+    # numbered by a COMMIT up to 50 ms later, which the armed relay may take for the
+    # command's; the relay must see only the command's COMMIT.
     env = {**WHERE[where], "CHARLESTON_PLATFORM_WORKERS": "0"}
     with running(relay.url(), tmp_path, env=env) as server:
         game, body, rows = _http_game(server, "resolving")

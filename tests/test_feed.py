@@ -6,19 +6,24 @@ Both backends unless marked; two stores on one database stand for two processes.
 
 from __future__ import annotations
 
+import random
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+import psycopg
 import pytest
+from conftest import _libpq
 from feed_helpers import assert_no_tiles, by_game
-from sqlalchemy import select
+from sqlalchemy import event, func, select
 
 from charleston_fsm.engine.annotations import pause, resume
+from charleston_fsm.engine.bots import bots_for, play
 from charleston_fsm.engine.seats import Seat
 from charleston_fsm.store import GameStore, play_bots
 from charleston_fsm.store.feed import FEED_TYPES, InvalidCursor, of_organiser
 from charleston_fsm.store.hashing import utc
-from charleston_fsm.store.models import FeedRow, GameRow
+from charleston_fsm.store.models import FeedRow, GameRow, RoundRow
 
 
 def read_all(store: GameStore, after: str | None = None, limit: int = 1000) -> list[dict]:
@@ -209,3 +214,159 @@ def test_an_organisers_scope_is_its_own_games_and_rounds_and_reads_on_past_the_o
     assert store.feed.read(None, 1000, scope=of_organiser("nobody")) == ([], whole[-1]["cursor"])
     others = store.feed.read(None, 1000, scope=of_organiser("org-b"))[0]
     assert {e.id for e in others}.isdisjoint(e["id"] for e in theirs) and others
+
+
+class _Last(Exception):
+    """The command that would finish the game (raised instead of sending it)."""
+
+    def __init__(self, command: object) -> None:
+        self.command = command
+
+
+def play_to_the_last_command(store: GameStore, game_id: str, seed: int) -> object:
+    """Bots play ``game_id`` up to its finishing command, which is returned unsent."""
+    number = iter(range(1, 10_000))
+
+    def execute(command: object) -> object:
+        trial = store.reads.table(game_id)  # the caller's own table: nothing is stored
+        trial.execute(command)
+        if trial.finished:
+            raise _Last(command)
+        return store.writes.execute(game_id, command, command_id=f"b-{next(number)}").events
+
+    try:
+        play(
+            execute,
+            lambda seat: store.reads.view(game_id, seat),
+            bots_for(seed),
+            rng=random.Random(seed),
+        )
+    except _Last as last:
+        return last.command
+    raise AssertionError("the game finished without a last command")
+
+
+def test_a_round_finishes_once_when_its_last_table_does(store: GameStore) -> None:
+    """``round.finished``: one entry, written by the write finishing the last table, after
+    that table's ``game.finished``; none while a table plays on; nothing concealed."""
+    round_id, tables = store.rounds.create_round(
+        [{"seed": 21}, {"seed": 22}, {"seed": 23}], token_hash="ef" * 32, name="Final"
+    )
+    lone = store.registry.create_game(seed=24)  # outside any round: counts for none
+    play_bots(store, lone, seed=24)
+    for seed, game_id in zip((21, 22), tables[:2], strict=True):
+        play_bots(store, game_id, seed=seed)
+    assert [e for e in read_all(store) if e["type"] == "round.finished"] == []
+    last = play_to_the_last_command(store, tables[2], 23)
+    before = read_all(store)
+    store.writes.execute(tables[2], last, command_id="the-last")
+    store.writes.execute(tables[2], last, command_id="the-last")  # a retry: nothing more
+    store.writes.wait_for_seals()
+    entries = read_all(store)
+    assert entries[: len(before)] == before
+    finished = [e for e in entries if e["type"] == "round.finished"]
+    assert len(finished) == 1
+    [entry] = finished
+    assert entry["round_id"] == round_id and entry["game_id"] is None
+    assert entry["data"] == {"name": "Final", "tables": 3}
+    assert_no_tiles(entry)
+    # after the last table's game.finished, in the same write (same moment)
+    last_game = next(
+        e for e in entries if e["type"] == "game.finished" and e["game_id"] == tables[2]
+    )
+    assert entries.index(last_game) < entries.index(entry)
+    assert entry["at"] == last_game["at"]
+    listing = store.rounds.round_listing(round_id)
+    assert listing.finished == 3
+    with store.core.reading() as conn:
+        counted = conn.execute(
+            select(RoundRow.tables, RoundRow.finished_tables).where(RoundRow.id == round_id)
+        ).one()
+    assert tuple(counted) == (3, 3)
+
+
+@pytest.mark.postgres
+def test_two_processes_finishing_a_rounds_last_two_tables_at_once_make_one_entry(
+    pg_url: str,
+) -> None:
+    """Two stores (two processes' pools) send the finishing commands of a round's last two
+    tables while the round's row is locked, so both writes are in flight at once (each
+    has moved its own game and waits for the round); once let go, exactly one of them
+    records ``round.finished``, and the feed lists it once."""
+    one, two = GameStore(pg_url), GameStore(pg_url)
+    locker = psycopg.connect(_libpq(pg_url))
+    try:
+        round_id, tables = one.rounds.create_round(
+            [{"seed": 31}, {"seed": 32}], token_hash="12" * 32, name="Race"
+        )
+        lasts = [play_to_the_last_command(one, g, s) for g, s in zip(tables, (31, 32), strict=True)]
+        database = locker.info.dbname
+        locker.execute("SELECT 1 FROM rounds WHERE id = %s FOR UPDATE", (round_id,))
+        with ThreadPoolExecutor(2) as pool:
+            jobs = [
+                pool.submit(s.writes.execute, g, last, "last")
+                for s, g, last in zip((one, two), tables, lasts, strict=True)
+            ]
+            try:
+                deadline = time.monotonic() + 120
+                with psycopg.connect(_libpq(pg_url), autocommit=True) as watcher:
+                    while True:  # both finishing writes wait on the round's row
+                        waiting = watcher.execute(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s "
+                            "AND wait_event_type = 'Lock' AND query LIKE %s",
+                            (database, "WITH moved AS %"),  # a write (the text is cut short)
+                        ).fetchone()[0]
+                        if waiting == 2:
+                            break
+                        assert not any(j.done() for j in jobs), [j.result() for j in jobs]
+                        assert time.monotonic() < deadline, "the two writes never met"
+                        time.sleep(0.05)
+                locker.commit()  # let them go: one after the other on the round's row
+            finally:
+                locker.rollback()  # no-op after the commit; a failure lets them go too
+            results = [j.result(timeout=120) for j in jobs]
+        assert all(r.events and not r.duplicate for r in results)
+        entries = read_all(two)
+        finished = [e for e in entries if e["type"] == "round.finished"]
+        assert len(finished) == 1 and finished[0]["round_id"] == round_id
+        assert finished[0]["data"] == {"name": "Race", "tables": 2}
+        ends = [e for e in entries if e["type"] == "game.finished"]
+        assert {e["game_id"] for e in ends} == set(tables)
+        assert max(entries.index(e) for e in ends) < entries.index(finished[0])
+        with one.core.reading() as conn:
+            stored = conn.execute(
+                select(func.count()).select_from(FeedRow).where(FeedRow.type == "round.finished")
+            ).scalar()
+            counted = conn.execute(
+                select(RoundRow.tables, RoundRow.finished_tables).where(RoundRow.id == round_id)
+            ).one()
+        assert stored == 1 and tuple(counted) == (2, 2)
+    finally:
+        locker.close()
+        one.dispose()
+        two.dispose()
+
+
+@pytest.mark.postgres
+def test_an_idle_sequencer_reads_and_commits_nothing(pg_store: GameStore) -> None:
+    """A turn with nothing to number is one read ending in ROLLBACK: no advisory lock, no
+    write transaction, no COMMIT (an idle service writes nothing); a turn with work
+    numbers it in one write transaction."""
+    store = pg_store
+    store.registry.create_game(seed=3)
+    read_all(store)  # everything positioned
+    commits: list[object] = []
+    sent: list[str] = []
+    event.listen(store.engine, "commit", lambda conn: commits.append(conn))
+    event.listen(store.engine, "before_cursor_execute", lambda _c, _cur, sql, *_: sent.append(sql))
+    for _ in range(20):
+        assert store.feed.sequence() == 0
+    assert commits == []
+    assert not any("advisory" in sql or sql.lstrip().startswith("WITH todo") for sql in sent)
+    assert len(sent) == 20  # one read per turn
+    game_id = store.registry.create_game(seed=4)
+    commits.clear()
+    assert store.feed.sequence() == 1  # the new game's game.created
+    assert len(commits) == 1
+    [entry] = store.feed.read(read_all(store)[-2]["cursor"])[0]
+    assert entry.game_id == game_id and entry.type == "game.created"

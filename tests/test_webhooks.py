@@ -234,3 +234,27 @@ def test_private_and_loopback_destinations_are_refused_unless_allowed(
     check_url("http://127.0.0.1:9/x")
     with pytest.raises(InvalidWebhook):
         check_url("http://192.168.0.10/")
+
+
+def test_a_rounds_finished_entry_reaches_an_endpoint_subscribed_to_it(
+    store: GameStore, worker: DeliveryWorker
+) -> None:
+    """``round.finished`` rides the finishing write's fan-out: an endpoint wanting only it
+    gets it once, signed, when the round's last table finishes (and not before)."""
+    with receiver() as got:
+        endpoint = store.webhooks.create(got.url, ["round.finished"])
+        round_id, tables = store.rounds.create_round(
+            [{"seed": 8}, {"seed": 9}], token_hash="ab" * 32, name="Hooked"
+        )
+        play_bots(store, tables[0], seed=8)
+        drain(store, worker)
+        assert got.accepted() == []
+        play_bots(store, tables[1], seed=9)
+        drain(store, worker)
+        [delivery] = got.accepted()
+        assert verify(delivery.headers, delivery.body, secret=endpoint["secret"])
+        body = delivery.entry
+        assert body["type"] == "round.finished"
+        assert body["data"]["round_id"] == round_id
+        assert body["data"]["data"] == {"name": "Hooked", "tables": 2}
+        assert_no_tiles(body["data"])

@@ -4,7 +4,8 @@ An append stores nothing unless the game is still where its writer found it: at 
 expected ``last_seq`` and ``epoch`` (:class:`Head`), with the command id not yet used
 and no quarantine open. On PostgreSQL it is **one statement**: every part of it (the
 event rows, the projection, the command id, an anchor when one is due, and any
-:class:`Rider`, rows of another table the write carries, such as an outbox entry) hangs
+:class:`Rider`, rows of another table the write carries, such as a feed entry, and what
+its :class:`Follow` does with the game's moved row: a round's count of finished tables) hangs
 on ``moved``, the guarded update of the game's row, so a game that moved meanwhile gets
 nothing written and the statement answers no row. On SQLite (``BEGIN IMMEDIATE``
 already holds the write lock) the game's row is updated first, its rowcount the guard,
@@ -69,6 +70,21 @@ class FanOut(Protocol):
         ...
 
 
+class Follow(Protocol):
+    """What a rider's write does further with the game's row as it moved: the rows of a
+    round whose last table the write finishes, say (``feed.RoundFinished``)."""
+
+    def pg(self, inserted: str, number: int) -> list[str]:
+        """PostgreSQL: more parts of the write's statement (named with ``number``), over
+        ``moved`` (the game's row as updated: ``id``, ``round_id``) and ``inserted`` (the
+        rider's part, ``RETURNING *``); the write's ``%(b_at)s`` is its moment."""
+        ...
+
+    def after_insert(self, conn: Connection, append: Append) -> None:
+        """SQLite: its statements, once the rider's rows (and their fan-out) are inserted."""
+        ...
+
+
 @dataclass(frozen=True)
 class Rider:
     """Rows of another table that a write carries: inserted by the write's own statement,
@@ -79,6 +95,8 @@ class Rider:
     rows: tuple[Mapping[str, Any], ...]
     #: rows of further tables made from these, in the same statement (``outbox.FanOut``)
     fan_out: FanOut | None = None
+    #: what the write does further with the game's moved row (``None``: nothing)
+    follow: Follow | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -305,7 +323,9 @@ def pg_append(append: Append) -> tuple[str, dict[str, Any]]:
         params.update({f"a_{c}": append.anchor[c] for c in _ANCHOR_COLUMNS})
     for number, rider in enumerate(append.riders):
         params[f"r_{number}"] = Jsonb([_json_ready(row) for row in rider.rows])
-    riders = tuple((rider.table, rider.columns, rider.fan_out) for rider in append.riders)
+    riders = tuple(
+        (rider.table, rider.columns, rider.fan_out, rider.follow) for rider in append.riders
+    )
     return _pg_statement(tuple(append.game), append.anchor is not None, riders), params
 
 
@@ -315,7 +335,7 @@ _PG_STATEMENTS: dict[tuple[Any, ...], str] = {}
 def _pg_statement(
     game_columns: tuple[str, ...],
     anchored: bool,
-    riders: tuple[tuple[Table, tuple[str, ...], FanOut | None], ...],
+    riders: tuple[tuple[Table, tuple[str, ...], FanOut | None, Follow | None], ...],
 ) -> str:
     """The one statement of a write on PostgreSQL (built once per shape)."""
     key = (game_columns, anchored, riders)
@@ -331,7 +351,7 @@ def _pg_statement(
             "AND NOT EXISTS (SELECT 1 FROM commands WHERE game_id = %(b_game)s "
             "AND command_id = %(b_command_id)s) "
             "AND NOT EXISTS (SELECT 1 FROM quarantines WHERE game_id = %(b_game)s "
-            "AND lifted_at IS NULL) RETURNING id)",
+            "AND lifted_at IS NULL) RETURNING id, round_id)",
             f"appended AS (INSERT INTO events (game_id, {', '.join(_EVENT_COLUMNS)}, "
             "created_at, command_id) "
             "SELECT moved.id, e.*, %(b_at)s, %(b_command_id)s FROM moved, "
@@ -347,16 +367,18 @@ def _pg_statement(
                 f"anchored AS (INSERT INTO anchors (game_id, {', '.join(_ANCHOR_COLUMNS)}) "
                 f"SELECT id, {', '.join(f'%(a_{c})s' for c in _ANCHOR_COLUMNS)} FROM moved)"
             )
-        for number, (table, columns, fan_out) in enumerate(riders):
+        for number, (table, columns, fan_out, follow) in enumerate(riders):
             types = ", ".join(f"{c} {_pg_type(table, c)}" for c in columns)
             names = ", ".join(columns)
-            returning = " RETURNING *" if fan_out is not None else ""
+            returning = " RETURNING *" if fan_out is not None or follow is not None else ""
             parts.append(
                 f"rider_{number} AS (INSERT INTO {table.name} ({names}) SELECT r.* FROM moved, "
                 f"jsonb_to_recordset(%(r_{number})s) AS r({types}){returning})"
             )
             if fan_out is not None:
                 parts.append(f"fan_out_{number} AS ({fan_out.pg(f'rider_{number}')})")
+            if follow is not None:
+                parts += follow.pg(f"rider_{number}", number)
         _PG_STATEMENTS[key] = f"WITH {', '.join(parts)} SELECT id FROM moved"
     return _PG_STATEMENTS[key]
 
@@ -445,6 +467,8 @@ def _write_sqlite(conn: Connection, append: Append) -> bool:
             conn.execute(insert(rider.table), [dict(row) for row in rider.rows])
             if rider.fan_out is not None:
                 rider.fan_out.after_insert(conn, rider.rows)
+            if rider.follow is not None:
+                rider.follow.after_insert(conn, append)
     return True
 
 

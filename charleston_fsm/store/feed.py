@@ -17,15 +17,17 @@ transaction can take id 7, commit after the one that took 8, and a reader in bet
 would skip 7 for ever). So the feed's order is ``position``, given *after* the commit:
 
 - PostgreSQL: a sequencer (:func:`sequence`) runs under a transaction-level advisory
-  lock (``pg_try_advisory_xact_lock``), so one process at a time assigns; every ``serve``
-  process tries every :data:`SEQUENCE_SECONDS` and whichever gets the lock does the
-  work (no leader to elect, none to lose). It numbers the committed entries without a
-  position in ``id`` order, continuing from the highest position, and commits: readers
-  see no new positions or all of them, so the positioned entries are always a prefix of
-  the order and ``position > cursor`` never skips one. An entry still in flight is not
-  visible to it; it gets the next position once committed. A game's entries keep their
-  order: a game's next write inserts only after the one before it committed (its row
-  lock), so it has the higher id, and is numbered in the same batch or a later one.
+  lock (``pg_try_advisory_xact_lock``), so one process at a time assigns; every
+  ``serve`` process tries every :data:`SEQUENCE_SECONDS` and whichever gets the lock
+  does the work (no leader to elect, none to lose). A turn reads first whether any entry
+  waits for a position and opens a write transaction only then: idle, it commits
+  nothing. It numbers the committed entries without a position in ``id`` order,
+  continuing from the highest position, and commits: readers see no new positions or all
+  of them, so the positioned entries are always a prefix of the order and ``position >
+  cursor`` never skips one. An entry still in flight is not visible to it; it gets the
+  next position once committed. A game's entries keep their order: a game's next write
+  inserts only after the one before it committed (its row lock), so it has the higher
+  id, and is numbered in the same batch or a later one.
 - SQLite: writes are serialised (``BEGIN IMMEDIATE``), so insert order is commit order
   and ``id`` is the position; no sequencer runs (no background writer to meet "database
   is locked").
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, func, insert, or_, select, text
+from sqlalchemy import ColumnElement, Connection, func, insert, or_, select, text, update
 
 from ..engine.errors import SetupError
 from .append import Append, Rider
@@ -77,6 +79,7 @@ OTHER_TYPES = (
     "round.started",
     "round.paused",
     "round.resumed",
+    "round.finished",
 )
 ENTRY_TYPES = frozenset([*(t for t, _ in FEED_TYPES.values()), *OTHER_TYPES])
 
@@ -164,11 +167,66 @@ def entries_of(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def rider(append: Append) -> Rider | None:
-    """The write path's rider: the entries of the append's rows, and their outbox rows."""
+    """The write path's rider: the entries of the append's rows, and their outbox rows;
+    a write that finishes a game also counts it in its round (:class:`RoundFinished`)."""
     entries = entries_of(append.rows)
     if not entries:
         return None
-    return Rider(FeedRow.__table__, tuple(entries), fan_out=FAN_OUT)  # type: ignore[arg-type]
+    finishes = any(e["type"] == "game.finished" for e in entries)
+    return Rider(
+        FeedRow.__table__,  # type: ignore[arg-type]
+        tuple(entries),
+        fan_out=FAN_OUT,
+        follow=ROUND_FINISHED if finishes else None,
+    )
+
+
+class RoundFinished:
+    """A write that finishes a game raises its round's ``finished_tables`` by one, in its
+    own statement; the write that raises it to ``tables`` records ``round.finished`` (and
+    its outbox rows), after its own entries (``append.Follow``).
+
+    Exactly once, whoever finishes the last tables: on PostgreSQL the update takes the
+    round's row lock, so of two writes finishing the last two tables at once the second
+    waits for the first's commit and then raises the count the first left (READ
+    COMMITTED re-reads the updated row): only one of them sees it reach ``tables``. On
+    SQLite the writes are serialised. A game finishes once (its chart's end is one row),
+    and a write that stores nothing (the game moved) raises nothing."""
+
+    def pg(self, inserted: str, number: int) -> list[str]:
+        counted, done = f"round_counted_{number}", f"round_finished_{number}"
+        return [
+            f"{counted} AS (UPDATE rounds SET finished_tables = rounds.finished_tables + 1 "
+            "FROM moved WHERE rounds.id = moved.round_id "
+            "RETURNING rounds.id, rounds.name, rounds.tables, rounds.finished_tables)",
+            # the count of the write's own entries makes them inserted first: the round's
+            # entry comes after its last table's game.finished in the feed's order
+            f"{done} AS (INSERT INTO feed (entry_id, type, round_id, at, data) "
+            "SELECT replace(gen_random_uuid()::text, '-', ''), 'round.finished', c.id, "
+            "%(b_at)s, jsonb_build_object('name', c.name, 'tables', c.tables) "
+            f"FROM {counted} c WHERE c.finished_tables = c.tables "
+            f"AND (SELECT count(*) FROM {inserted}) > 0 RETURNING *)",
+            f"round_fan_out_{number} AS ({FAN_OUT.pg(done)})",
+        ]
+
+    def after_insert(self, conn: Connection, append: Append) -> None:
+        round_id = conn.execute(
+            select(GameRow.round_id).where(GameRow.id == append.game_id)
+        ).scalar()
+        if round_id is None:
+            return
+        counted = conn.execute(
+            update(RoundRow)
+            .where(RoundRow.id == round_id)
+            .values(finished_tables=RoundRow.finished_tables + 1)
+            .returning(RoundRow.name, RoundRow.tables, RoundRow.finished_tables)
+        ).first()
+        if counted is not None and counted.finished_tables == counted.tables:
+            data = {"name": counted.name, "tables": counted.tables}
+            record(conn, [new_entry("round.finished", append.at, round_id=round_id, data=data)])
+
+
+ROUND_FINISHED = RoundFinished()
 
 
 def record(conn: Connection, entries: Sequence[Mapping[str, Any]]) -> None:
@@ -262,12 +320,23 @@ class Feed(Part):
 
     def sequence(self) -> int:
         """Give positions to the committed entries that have none (PostgreSQL; 0 on
-        SQLite, or when another process holds the sequencer's lock): how many."""
+        SQLite, when there are none, or when another process holds the sequencer's
+        lock): how many.
+
+        A read first (one indexed row at most, ``ix_feed_unpositioned``; it ends with
+        ROLLBACK): a turn that finds nothing opens no write transaction and commits
+        nothing, so an idle service's sequencers write nothing to the database."""
         if self.core.dialect != "postgresql":
             return 0
+        with self._reading() as conn:
+            if conn.execute(_UNPOSITIONED).first() is None:
+                return 0
         with self._writing() as conn:
             return sequence(conn)
 
+
+#: is any committed entry waiting for its position (the partial index's first row)
+_UNPOSITIONED = select(FeedRow.id).where(FeedRow.position.is_(None)).limit(1)
 
 _ASSIGN = text(
     "WITH todo AS (SELECT id, row_number() OVER (ORDER BY id) AS rank FROM feed "

@@ -194,6 +194,11 @@ class RoundRow(Base):
     #: the organiser whose key created the round (each of its tables has it too); NULL:
     #: the platform's
     organiser_id: Mapped[str | None] = mapped_column(String(MAX_GAME_ID), index=True)
+    #: how many tables (games) the round has, fixed at creation (0010)
+    tables: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    #: how many of them finished: raised by the write that finishes one, which records the
+    #: round's ``round.finished`` entry when it reaches ``tables`` (``feed.RoundFinished``)
+    finished_tables: Mapped[int] = mapped_column(Integer, server_default=text("0"))
 
 
 class SpectatorLinkRow(Base):

@@ -183,6 +183,7 @@ class Rounds(Part):
                     spectator_hash=spectator[0] if spectator else None,
                     spectator_delay=spectator[1] if spectator else None,
                     organiser_id=organiser_id,
+                    tables=len(games),
                 )
             )
             entry = {"name": name, "tables": len(games)}
