@@ -16,6 +16,7 @@ import pytest
 from api_helpers import cli
 from budget import examples
 
+from charleston_fsm.cli.check import _print_uncrossed
 from charleston_fsm.diagrams import chart_view, to_dot, to_mermaid
 from charleston_fsm.diagrams.crossings import Crossings, with_crossings
 from charleston_fsm.engine import table as table_module
@@ -220,6 +221,9 @@ def test_diagram_crossings_show_counts_and_report_an_uncrossed_transition(
         ("DING_DONG_OPEN", "DING_DONG", "request_ding_dong"),
         ("DING_DONG", "DING_DONG_OPEN", None),
     ]
+    # check counts each as a finding (its exit status is 1 when any is found)
+    assert _print_uncrossed({"four_winds": broken}) == 2
+    assert _print_uncrossed({"four_winds": found}) == 0
 
 
 def test_diagram_command_draws_crossings(tmp_path: Path) -> None:
