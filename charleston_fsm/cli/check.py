@@ -50,7 +50,8 @@ def check_command(
     in each: someone can act (or the game is over) and allowed_commands is exact; no
     cycle but change and withdrawal; 152 tiles, jokers never moved; no seat sees a tile
     it does not hold; the rule book's invariants. Exit 1 on a failure, with the shortest
-    command list to it written for replay --commands."""
+    command list to it written for replay --commands, or when a chart transition the
+    explored options let fire was never crossed."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from ..diagrams.crossings import Crossings
