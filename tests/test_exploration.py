@@ -16,9 +16,13 @@ import pytest
 from api_helpers import cli
 from budget import examples
 
+from charleston_fsm.cli.check import _print_uncrossed
+from charleston_fsm.diagrams import chart_view, to_dot, to_mermaid
+from charleston_fsm.diagrams.crossings import Crossings, with_crossings
 from charleston_fsm.engine import table as table_module
 from charleston_fsm.engine.bots import bots_for, play
 from charleston_fsm.engine.charts.four_winds import FourWindsCharleston, FourWindsTable
+from charleston_fsm.engine.ruleset import get_ruleset
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.tiles import Deal
 from charleston_fsm.engine.views import seat_view
@@ -171,11 +175,65 @@ def test_check_command_prints_figures_per_option_set(tmp_path: Path) -> None:
     assert "four_winds: 1 option set(s) covering 1, 117 states" in done.stdout
     assert "every property held" in done.stdout
     assert "longest game without change or withdrawal: 10 commands" in done.stdout
-    # with the exchanges off, the reviewer is told their transitions were never taken
+    # with the exchanges off, the reviewer is told their transitions were never taken, and
+    # as these options rule them out, that is no finding
     assert "chart transitions no explored command took: DEALT -> EXCHANGE_1_EW" in done.stdout
     assert "DEALT -> DING_DONG_OPEN" not in done.stdout.split("took:")[1]
+    assert "uncrossed" not in done.stdout
     [row] = json.loads(figures.read_text())
     assert row["states"] == 117 and not row["failed"] and "secrecy" in row["held"]
     bad = cli("check", "--ruleset", "four_winds", "--options", '{"ding_dong_max": 99}', check=False)
     assert bad.returncode == 1 and "ding_dong_max" in bad.stderr + bad.stdout
     assert "Traceback" not in bad.stderr
+
+
+def test_diagram_crossings_show_counts_and_report_an_uncrossed_transition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The counts the exploration collected are drawn on the arrows; a transition the
+    options let fire but that nothing crossed is reported (here: with the Ding Dong request
+    refused to East too, DING_DONG_OPEN -> DING_DONG is never crossed)."""
+    found = Crossings("four_winds")
+    result = explore("four_winds", DING_DONG_ONLY)
+    found.add(result.crossings, result.options)
+    assert found.uncrossed() == []  # the transitions these options rule out are not reported
+    options = get_ruleset("four_winds").options(DING_DONG_ONLY)
+    view = with_crossings(chart_view("four_winds", options), found.counts)
+    mermaid = to_mermaid(view)
+    closes = result.crossings[("DING_DONG_OPEN", "CHARLESTON_DONE", "close_ding_dong")]
+    assert (
+        closes > 0
+        and f"close_ding_dong [platform or director] / window closed · crossed {closes}" in mermaid
+    )
+    assert (
+        "DING_DONG_OPEN --> DING_DONG : request_ding_dong [East only] / Ding Dong counted"
+        " · FW-06 · crossed 1" in mermaid
+    )
+    assert f"crossed {closes}" in to_dot(view)
+
+    monkeypatch.setattr(FourWindsTable, "from_east", lambda self, seat: False)
+    broken = Crossings("four_winds")
+    result = explore("four_winds", DING_DONG_ONLY)
+    broken.add(result.crossings, result.options)
+    missed = [(m.source, m.target, m.event) for m in broken.uncrossed()]
+    # the request, and the Ding Dong's end, which nothing enters any more
+    assert missed == [
+        ("DING_DONG_OPEN", "DING_DONG", "request_ding_dong"),
+        ("DING_DONG", "DING_DONG_OPEN", None),
+    ]
+    # check counts each as a finding (its exit status is 1 when any is found)
+    assert _print_uncrossed({"four_winds": broken}) == 2
+    assert _print_uncrossed({"four_winds": found}) == 0
+
+
+def test_diagram_command_draws_crossings(tmp_path: Path) -> None:
+    out = tmp_path / "house.mmd"
+    done = cli(
+        "diagram", "--ruleset", "house", "--crossings", "--format", "mermaid", "--out", str(out)
+    )
+    text = out.read_text()
+    assert (
+        "PAIR_1_CHOOSE --> PAIR_1_DONE : [East and West confirmed] / pass resolves · crossed"
+        in text
+    )
+    assert "crossed 0" not in text and "uncrossed" not in done.stdout

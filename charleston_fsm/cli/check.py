@@ -6,8 +6,12 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from ..diagrams.crossings import Crossings
 
 from .common import check_ruleset, console
 from .errors import command_text
@@ -46,9 +50,11 @@ def check_command(
     in each: someone can act (or the game is over) and allowed_commands is exact; no
     cycle but change and withdrawal; 152 tiles, jokers never moved; no seat sees a tile
     it does not hold; the rule book's invariants. Exit 1 on a failure, with the shortest
-    command list to it written for replay --commands."""
+    command list to it written for replay --commands, or when a chart transition the
+    explored options let fire was never crossed."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from ..diagrams.crossings import Crossings
     from ..exploration.runs import counterexample, run_check
 
     chosen = None
@@ -67,7 +73,7 @@ def check_command(
     workers = jobs or os.cpu_count() or 1
     rows: list[dict] = []
     written: list[Path] = []
-    crossed: dict[str, set[tuple[str, str]]] = {}
+    crossed: dict[str, Crossings] = {}
     started = time.perf_counter()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -113,8 +119,8 @@ def check_command(
                 "failed": sorted({f.property for f in result.failures}),
             }
             rows.append(row)
-            crossed.setdefault(row["ruleset"], set()).update(
-                (source, target) for source, target, _ in result.crossings
+            crossed.setdefault(row["ruleset"], Crossings(row["ruleset"])).add(
+                result.crossings, result.options
             )
             progress.console.print(_line(row), highlight=False, markup=False)
             for failure in result.failures:
@@ -123,10 +129,10 @@ def check_command(
                 written.append(path)
                 _print_failure(failure, path)
     _print_totals(rows, time.perf_counter() - started)
-    _print_uncrossed(crossed)
+    uncrossed = _print_uncrossed(crossed)
     if as_json:
         Path(as_json).write_text(json.dumps(rows, indent=1) + "\n")
-    raise typer.Exit(1 if written else 0)
+    raise typer.Exit(1 if written or uncrossed else 0)
 
 
 def _line(row: dict) -> str:
@@ -174,21 +180,34 @@ def _print_totals(rows: list[dict], seconds: float) -> None:
     console.print(f"total {seconds:.1f} s", highlight=False)
 
 
-def _print_uncrossed(crossed: dict[str, set[tuple[str, str]]]) -> None:
-    """The chart transitions that no explored command of a ruleset took: a finding for a
-    reviewer (a branch no option set opens, or one nothing reaches)."""
+def _print_uncrossed(crossed: dict[str, Crossings]) -> int:
+    """Report, as a finding, each chart transition that some explored option set lets
+    fire but that no explored command crossed (a branch nothing reaches, or one the
+    exploration does not try); those the options rule out are listed, not counted.
+    Returns the number of findings."""
     from ..engine.ruleset import get_ruleset
     from ..exploration.analysis import chart_transitions
 
-    for name, taken in crossed.items():
-        missed = [
+    findings = 0
+    for name, found in crossed.items():
+        missed = found.uncrossed()
+        findings += len(missed)
+        for move in missed:
+            console.print(
+                f"[red]uncrossed[/]: {name}: {move.source} -> {move.target}"
+                + (f" ({move.event})" if move.event else "")
+                + " can fire with the explored options, but no explored command crossed it",
+                highlight=False,
+            )
+        taken = {(source, target) for source, target, _ in found.counts}
+        untaken = [
             f"{source} -> {target}" + (f" ({events})" if events else "")
             for source, target, events in chart_transitions(get_ruleset(name).chart)
             if (source, target) not in taken
         ]
-        if missed:
+        if untaken:
             console.print(
-                f"{name}: chart transitions no explored command took: {'; '.join(missed)}",
+                f"{name}: chart transitions no explored command took: {'; '.join(untaken)}",
                 highlight=False,
                 markup=False,
             )
@@ -198,3 +217,4 @@ def _print_uncrossed(crossed: dict[str, set[tuple[str, str]]]) -> None:
                 highlight=False,
                 markup=False,
             )
+    return findings

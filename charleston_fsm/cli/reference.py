@@ -34,6 +34,13 @@ def diagram_command(
         callback=check_database_url,
         help="The store, with --game.",
     ),
+    crossings: bool = typer.Option(
+        False,
+        "--crossings",
+        help="Run the bounded exploration (check --bounded) and write RULESET-crossings.* "
+        "with how many explored commands crossed each transition (default out: .); exit 1 "
+        "if one that can fire was never crossed.",
+    ),
 ) -> None:
     """Draw the rulesets' statecharts (or one stored game's) from the chart classes."""
     from pathlib import Path
@@ -41,6 +48,8 @@ def diagram_command(
     from ..diagrams import run_command
 
     loaded = None
+    if game is not None and crossings:
+        raise typer.BadParameter("a game's chart has no crossings.", param_hint="--crossings")
     if game is not None:
         from ..store import GameNotFound
 
@@ -54,6 +63,7 @@ def diagram_command(
         fmt=fmt,
         out=Path(out) if out else None,
         game=loaded,
+        crossings=crossings,
         echo=lambda line: console.print(line, highlight=False, markup=False),
     )
     raise typer.Exit(code)

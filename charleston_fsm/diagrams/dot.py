@@ -61,7 +61,7 @@ def _node_label(view: ChartView, node: Node, *, with_commands: bool) -> str:
     )
 
 
-def _move_label(move: Move) -> str:
+def _move_label(move: Move, crossed: int | None = None) -> str:
     lines = []
     if move.event:
         lines.append(f"<B>{_e(event_text(move.event))}</B>")
@@ -71,6 +71,8 @@ def _move_label(move: Move) -> str:
         lines.append(_e(f"/ {move.action_text}"))
     if move.rules and not move.never:
         lines.append(f'<FONT COLOR="{RULE_COLOR}">{_e(" · ".join(move.rules))}</FONT>')
+    if crossed is not None:
+        lines.append(f"<I>crossed {crossed}</I>")
     return "<" + "<BR/>".join(lines) + ">" if lines else '""'
 
 
@@ -124,7 +126,7 @@ def to_dot(view: ChartView) -> str:
     roots = [n.id for n in view.roots]
     following = dict(itertools.pairwise(roots))  # the rule table's order
     for move in view.arrows():
-        attrs = [f"label={_move_label(move)}"]
+        attrs = [f"label={_move_label(move, view.crossed(move))}"]
         source, target = move.source, str(move.target)
         if move.never:
             attrs.append("weight=0")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -126,11 +127,16 @@ def run_command(
     out: Path | None,
     echo: Callable[[str], None],
     game: tuple[str, Table] | None = None,
+    crossings: bool = False,
 ) -> int:
     """The body of ``charleston-fsm diagram``; returns the exit code.
 
     ``game`` is ``(game id, table)`` for a stored game (the CLI loads it from the store).
     ``out`` is a directory, or a file name when one ruleset in one format is asked for.
+    ``crossings``: run the bounded exploration and draw on each arrow how many explored
+    commands crossed it (:mod:`.crossings`), into ``RULESET-crossings.*`` (default out:
+    the working directory, so the committed diagrams stay as the generator draws them);
+    a transition that can fire but was never crossed is reported and exits 1.
     """
     formats: list[Format]
     if fmt == "all":
@@ -150,6 +156,8 @@ def run_command(
         return _write(
             lambda f: live(table, f, title=title), f"game-{game_id}", formats, where, echo
         )
+    if crossings:
+        return _with_crossings([ruleset] if ruleset else sorted(RULESETS), formats, out, echo)
     if ruleset is not None:
         return _write(lambda f: render(ruleset, f), ruleset, formats, out, echo)
     result = write_all(out or default_out_dir(), None, formats)
@@ -166,6 +174,37 @@ def run_command(
     if result.problems and len(formats) > 1:
         echo("DOT and Mermaid were written all the same.")
     return 1 if result.problems and formats == ["svg"] else 0
+
+
+def _with_crossings(
+    names: Sequence[str], formats: Sequence[Format], out: Path | None, echo: Callable[[str], None]
+) -> int:
+    from .crossings import explored_crossings, with_crossings
+
+    code = 0
+    for name in names:
+        echo(f"exploring {name} (bounded) to count crossings ...")
+        found = explored_crossings(name, jobs=os.cpu_count() or 1)
+        view = with_crossings(chart_view(name), found.counts)
+        stem = f"{name}-crossings"
+        written = _write(
+            lambda f, view=view: render_view(view, f), stem, formats, out or Path("."), echo
+        )
+        code = max(code, written)
+        for move in found.uncrossed():
+            event = f" ({move.event})" if move.event else ""
+            echo(
+                f"uncrossed: {name}: {move.source} -> {move.target}{event} can fire, "
+                "no explored command crossed it"
+            )
+            code = 1
+        if found.failed:
+            echo(
+                f"{name}: the exploration found failures "
+                f"({', '.join(sorted(found.failed))}): run check"
+            )
+            code = 1
+    return code
 
 
 def _write(

@@ -40,7 +40,7 @@ def to_mermaid(view: ChartView) -> str:
     for move in view.arrows():
         if move.never or _scope(view, move) is not None:
             continue
-        lines.append(_mermaid_move(move, 1))
+        lines.append(_mermaid_move(move, 1, view.crossed(move)))
     lines.append(f"    note right of {initial.id}")
     lines.extend(f"        {_m(line)}" for line in view.caption)
     if view.never:
@@ -65,7 +65,7 @@ def _scope(view: ChartView, move: Move) -> str | None:
     return source_parent if source_parent == target_parent else None
 
 
-def _mermaid_move(move: Move, depth: int) -> str:
+def _mermaid_move(move: Move, depth: int, crossed: int | None = None) -> str:
     parts = []
     if move.event:
         parts.append(event_text(move.event))
@@ -75,6 +75,8 @@ def _mermaid_move(move: Move, depth: int) -> str:
         parts.append(f"/ {move.action_text}")
     if move.rules:
         parts.append(f"· {', '.join(move.rules)}")
+    if crossed is not None:
+        parts.append(f"· crossed {crossed}")
     label = _m(" ".join(parts)).replace(":", " -")
     pad = "    " * depth
     return f"{pad}{move.source} --> {move.target}" + (f" : {label}" if label else "")
@@ -110,7 +112,7 @@ def _mermaid_state(view: ChartView, node: Node, lines: list[str], depth: int) ->
             _mermaid_state(view, child, lines, depth + 1)
         for move in view.arrows():
             if not move.never and _scope(view, move) == node.id:
-                lines.append(_mermaid_move(move, depth + 1))
+                lines.append(_mermaid_move(move, depth + 1, view.crossed(move)))
         for child in kids:
             if child.final:
                 lines.append(f"{pad}    {child.id} --> [*]")

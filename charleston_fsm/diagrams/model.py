@@ -4,7 +4,7 @@ states, moves, guards as phrases, rule ids, and the branches that never fire.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -136,6 +136,16 @@ class ChartView:
     never: tuple[str, ...]  # why some moves never fire under these options
     title: str
     active: frozenset[str] = frozenset()
+    #: per arrow (source, target, event), how many explored commands crossed it
+    #: (:mod:`.crossings`; ``None``: not drawn)
+    crossings: Mapping[tuple[str, str, str], int] | None = None
+
+    def crossed(self, move: Move) -> int | None:
+        """How many explored commands crossed ``move`` (``None``: counts not drawn)."""
+        if self.crossings is None or move.target is None:
+            return None
+        key = (move.source, str(move.target), (move.event or "").replace(".", "_"))
+        return self.crossings.get(key, 0)
 
     @property
     def roots(self) -> list[Node]:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..engine.commands import COMMAND_MODELS, Command
+from ..engine.resolution import Declaration
 from ..engine.seats import SEATS, Seat
 from ..engine.steps import Step
 from ..engine.table import Table
@@ -54,22 +55,28 @@ def abstract_key(table: Table) -> tuple[Any, ...]:
     no tile and are kept, except facts no transition can read any more
     (:func:`_live_facts`).
     """
-    snap = table.snapshot()
+    # read from the table as :meth:`Table.snapshot` would write it, without the parts
+    # that are the exploration's constants (ruleset, options, deal): serialising those
+    # for every command tried was a tenth of the time
     counted = not table.options.require_placing
+    racks, received, selections = table.racks, table.received, table.selections
     per_seat = tuple(
         (
-            len(snap["racks"][s.value]) + len(snap["received"][s.value]),
-            len(snap["received"][s.value]) if counted else bool(snap["received"][s.value]),
-            _selection(snap["selections"].get(s.value)),
+            len(racks[s]) + len(received[s]),
+            len(received[s]) if counted else bool(received[s]),
+            _selection(selections.get(s)),
         )
         for s in SEATS
     )
+    configuration = table.configuration
     family = {
-        k: v
-        for k, v in snap.items()
-        if k not in ("ruleset", "options", "deal", "racks", "received", "selections")
+        "configuration": configuration,
+        "declaration": table.declaration,
+        "ended_reason": table.ended_reason,
+        "passes_resolved": table.passes_resolved,
+        **table.family_snapshot(),
     }
-    return (tuple(snap["configuration"]), per_seat, _frozen(_live_facts(family)))
+    return (tuple(configuration), per_seat, _frozen(_live_facts(family)))
 
 
 #: the states where a guard or validator reads the votes seat by seat (the vote, and the
@@ -105,10 +112,10 @@ def _live_facts(facts: dict[str, Any]) -> dict[str, Any]:
     return live
 
 
-def _selection(selection: dict[str, Any] | None) -> tuple[Any, ...] | None:
+def _selection(selection: Declaration | None) -> tuple[Any, ...] | None:
     if selection is None:
         return None
-    return (len(selection["tiles"]), selection["blind"], tuple(selection.get("targets", ())))
+    return (len(selection.tiles), selection.blind, tuple(t.value for t in selection.targets))
 
 
 def _frozen(value: Any) -> Any:
@@ -162,7 +169,7 @@ def turn(table: Table) -> Seat | None:
     """The first seat, in :data:`TURN_ORDER`, that has something still to do in this step:
     tiles to place, a choice to confirm, a vote or a courtesy offer to make (``None``: no
     seat)."""
-    facts = table.snapshot()
+    facts = table.family_snapshot()
     votes, offers = facts.get("votes"), facts.get("offers")
     states = set(table.configuration)
     for seat in TURN_ORDER:

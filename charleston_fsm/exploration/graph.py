@@ -11,6 +11,7 @@ accepted command; the graph itself answers termination (:mod:`.analysis`).
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
@@ -190,8 +191,19 @@ def explore(
         explored = moves(table, ordered=ordered, extreme_splits=extreme_splits)
         clock = _clock_moves(seat_views, full)
         tries = [(c, False) for c in explored] + [(c, True) for c in clock]
+        # what each command did here, by its JSON: the engine is deterministic, so a
+        # command tried twice in one configuration (the clock's choice is often one of the
+        # explored moves) is answered from here instead of executed again
+        outcomes: dict[str, tuple[Any, ...] | None] = {}
         dirty = False
         for command, by_clock in tries:
+            data = command_data(command)
+            seen = json.dumps(data, sort_keys=True)
+            if seen in outcomes:
+                known = outcomes[seen]
+                if by_clock:
+                    _judge_clock(node, command, known, successors, result, fail)
+                continue  # an explored move twice: its transition is already counted
             if dirty:
                 table.load(snapshots[node])
             confirmed = [s for s in SEATS if s in table.selections]
@@ -200,26 +212,20 @@ def explore(
                 events = table.execute(command)
             except CharlestonError:
                 dirty = False
+                outcomes[seen] = None
                 if by_clock:
-                    message = f"the clock's {command.type} for {command.seat} is refused"
-                    fail(node, ("clock", ("SVC-10",), message), command_data(command))
+                    _judge_clock(node, command, None, successors, result, fail)
                 continue
             except Exception as exc:  # a bug in the engine: a finding, with its path
                 dirty = True
                 message = f"{command.type} raised {type(exc).__name__}: {exc}"
-                fail(node, ("crash", (), message), command_data(command))
+                fail(node, ("crash", (), message), data)
                 continue
             dirty = True
-            data = command_data(command)
             key = abstract_key(table)
+            outcomes[seen] = key
             if by_clock:
-                result.checked["clock"] += 1
-                if key not in successors:
-                    message = (
-                        f"the clock's {command.type} for {command.seat} reaches a "
-                        "configuration no explored move reaches"
-                    )
-                    fail(node, ("clock", ("SVC-10",), message), data)
+                _judge_clock(node, command, key, successors, result, fail)
                 continue
             accepted[command.seat].add(command.type)
             successors.add(key)
@@ -249,6 +255,30 @@ def explore(
         fail(node, finding)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _judge_clock(
+    node: int,
+    command: Any,
+    key: tuple[Any, ...] | None,
+    successors: set[tuple[Any, ...]],
+    result: Exploration,
+    fail: Callable[..., None],
+) -> None:
+    """The clock's command for a seat was refused (``key`` ``None``) or reached ``key``:
+    it must be accepted, and lead where an explored move leads (SVC-10)."""
+    data = command_data(command)
+    if key is None:
+        message = f"the clock's {command.type} for {command.seat} is refused"
+        fail(node, ("clock", ("SVC-10",), message), data)
+        return
+    result.checked["clock"] += 1
+    if key not in successors:
+        message = (
+            f"the clock's {command.type} for {command.seat} reaches a "
+            "configuration no explored move reaches"
+        )
+        fail(node, ("clock", ("SVC-10",), message), data)
 
 
 def _clock_moves(seat_views: Mapping[Seat, dict[str, Any]], seats: set[Seat]) -> list[Any]:

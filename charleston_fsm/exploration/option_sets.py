@@ -43,6 +43,9 @@ class OptionSet:
     #: how many of the ruleset's option sets this one stands for (its flow class's size)
     covers: int = 1
     label: str = ""
+    #: a rough guess of its exploration's size, to start the largest first (``--jobs``):
+    #: the run takes as long as its longest exploration if that one starts first
+    weight: int = 0
 
     @property
     def name(self) -> str:
@@ -97,7 +100,9 @@ def option_sets(ruleset: str | None = None, *, bounded: bool = False) -> list[Op
             continue
         get_ruleset(name)
         if name != "four_winds":
-            chosen.append(OptionSet(name, {}))
+            # measured: nmjl about twice house's size; both explode with every interleaving
+            weight = (2 if name == "nmjl" else 1) * (150 if bounded else 1500)
+            chosen.append(OptionSet(name, {}, weight=weight))
             continue
         for (charleston, ding_dong, maximum, placing), members in sorted(
             four_winds_classes().items()
@@ -109,5 +114,14 @@ def option_sets(ruleset: str | None = None, *, bounded: bool = False) -> list[Op
                 f"{'on' if ding_dong else 'off'}, max {maximum}, "
                 f"placing {'required' if placing else 'free'}]"
             )
-            chosen.append(OptionSet(name, members[0], covers=len(members), label=label))
+            # exchanges, more Ding Dongs and placing left free each multiply the
+            # configurations (the figures in docs/exploration.md)
+            weight = (
+                (10 if charleston else 1)
+                * (3 * maximum if ding_dong else 1)
+                * (1 if placing else 10)
+            )
+            chosen.append(
+                OptionSet(name, members[0], covers=len(members), label=label, weight=weight)
+            )
     return chosen

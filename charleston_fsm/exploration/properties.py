@@ -41,7 +41,9 @@ def tile_ids(data: Any) -> set[int]:
 
 
 def _collect(data: Any, found: set[int], *, in_tile_list: bool) -> None:
-    if isinstance(data, dict):
+    # called for every view and every redacted event of every command tried: scalars are
+    # not descended into, and exact type tests come before isinstance
+    if type(data) is dict or isinstance(data, dict):
         if "id" in data and "face" in data:
             found.add(data["id"])
         if "tile" in data and isinstance(data["tile"], int):
@@ -49,12 +51,14 @@ def _collect(data: Any, found: set[int], *, in_tile_list: bool) -> None:
         for key, value in data.items():
             if key == "routes" and isinstance(value, dict):
                 found.update(int(k) for k in value)
-            _collect(value, found, in_tile_list=key in _TILE_LISTS)
-    elif isinstance(data, list):
+            if isinstance(value, dict | list):
+                _collect(value, found, in_tile_list=key in _TILE_LISTS)
+    elif type(data) is list or isinstance(data, list):
         for item in data:
-            if in_tile_list and isinstance(item, int) and not isinstance(item, bool):
-                found.add(item)
-            else:
+            if type(item) is int or (isinstance(item, int) and not isinstance(item, bool)):
+                if in_tile_list:
+                    found.add(item)
+            elif isinstance(item, dict | list):
                 _collect(item, found, in_tile_list=False)
 
 

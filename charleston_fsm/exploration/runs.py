@@ -98,8 +98,9 @@ def _in_processes(
 ) -> Iterator[Checked]:
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    # the standard charts' explorations are the longest: started first
-    order = sorted(chosen, key=lambda o: o.ruleset == "four_winds")
+    # the largest explorations first: the run then takes about as long as the largest one
+    # or the others shared out, not the largest started last
+    order = sorted(chosen, key=lambda o: -o.weight)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(_explored, o, bounded, slim=True) for o in order]
         for done, future in enumerate(as_completed(futures)):
