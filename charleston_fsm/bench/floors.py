@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -149,11 +150,31 @@ INSERT INTO floor_commands VALUES (:g::text, 'c' || :next, '{payload}', :next, :
 NOTIFY = "SELECT pg_notify('floor', :g::text);\n"
 
 
+#: pgbench's words when the server (or the role) has no connection slot left: another
+#: job holds them
+_NO_SLOT = re.compile(r"too many clients already|too many connections for role")
+#: how long a floor waits, in all, for connections another job holds to be given back
+SLOT_WAIT_SECONDS = 60
+
+
+class FloorFailed(RuntimeError):
+    """A floor could not be measured: what happened, and what to do (``plain_lines``, the
+    command line prints them instead of a traceback)."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__(" ".join(lines))
+        self.plain_lines = lines
+
+
 def pgbench_rate(
     database: Database, clients: int, seconds: float, *, notify: bool = False
 ) -> float | None:
     """pgbench's tps for the command's transaction shape, one game per client (``notify``:
-    with ``pg_notify`` inside the transaction); None when ``pgbench`` is not installed."""
+    with ``pg_notify`` inside the transaction); None when ``pgbench`` is not installed.
+
+    A server with no connection slot left for ``clients`` more (another job holds them) is
+    waited for, with growing pauses, for :data:`SLOT_WAIT_SECONDS` in all; then
+    :class:`FloorFailed` says so."""
     pgbench = shutil.which("pgbench")
     if pgbench is None:
         return None
@@ -164,28 +185,47 @@ def pgbench_rate(
     )
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(script)
+    pause, waited = 1.0, 0.0
     try:
-        done = subprocess.run(
-            [
-                pgbench,
-                "-n",
-                "-c",
-                str(clients),
-                "-j",
-                str(clients),
-                "-T",
-                str(max(1, round(seconds))),
-                "-f",
-                f.name,
-                database.libpq,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=seconds + 60,
-        )
+        while True:
+            done = _pgbench(pgbench, database, clients, seconds, f.name)
+            if not _NO_SLOT.search(done.stderr) or waited >= SLOT_WAIT_SECONDS:
+                break
+            time.sleep(pause)
+            waited += pause
+            pause = min(2 * pause, 16.0)
     finally:
         Path(f.name).unlink()
     found = re.search(r"tps = ([0-9.]+)", done.stdout)
+    if _NO_SLOT.search(done.stderr):
+        raise FloorFailed(
+            f"pgbench could not open its {clients} connections for {waited:.0f} s: the "
+            "server had no slot left (max_connections; other jobs hold them).",
+            "Run the bench when fewer connections are held, or raise max_connections.",
+        )
     if done.returncode != 0 or not found:
-        raise RuntimeError(f"pgbench failed: {done.stderr.strip()[-500:]}")
+        raise FloorFailed(f"pgbench failed: {done.stderr.strip()[-500:]}")
     return float(found.group(1))
+
+
+def _pgbench(
+    pgbench: str, database: Database, clients: int, seconds: float, script: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            pgbench,
+            "-n",
+            "-c",
+            str(clients),
+            "-j",
+            str(clients),
+            "-T",
+            str(max(1, round(seconds))),
+            "-f",
+            script,
+            database.libpq,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 60,
+    )

@@ -118,6 +118,9 @@ def known_failure(exc: BaseException) -> tuple[str, ...] | None:
 
     if isinstance(exc, CharlestonError):
         return (as_run_here(exc.message),)
+    plain = getattr(exc, "plain_lines", None)  # a failure that says itself (bench floors)
+    if isinstance(plain, tuple) and plain and all(isinstance(line, str) for line in plain):
+        return plain
     if isinstance(exc, sa.ArgumentError | sa.NoSuchModuleError):
         return (
             f"That database URL cannot be used ({exc}).",
