@@ -71,6 +71,21 @@ def _drop(admin_url: str, name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def limited_role(admin_url: str, prefix: str, limit: int) -> Iterator[str]:
+    """The URL of a throwaway role allowed ``limit`` connections, owning a throwaway
+    database; both dropped after (use with ``yield from`` in a fixture)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    with _admin(admin_url) as conn:
+        conn.execute(f'CREATE ROLE "{name}" LOGIN CONNECTION LIMIT {int(limit)}')
+        conn.execute(f'CREATE DATABASE "{name}" OWNER "{name}"')
+    try:
+        yield _with_database(admin_url, name).replace("postgres@", f"{name}@", 1)
+    finally:
+        _drop(admin_url, name)
+        with _admin(admin_url) as conn:
+            conn.execute(f'DROP ROLE IF EXISTS "{name}"')
+
+
 @pytest.fixture(scope="session")
 def pg_admin_url() -> str:
     """The PostgreSQL admin URL; skips (fails under CI=true) when no server answers."""

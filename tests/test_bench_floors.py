@@ -5,11 +5,10 @@ the bench beside a job holding 60 connections)."""
 from __future__ import annotations
 
 import shutil
-import uuid
 from collections.abc import Iterator
 
+import conftest
 import pytest
-from conftest import _admin, _drop, _with_database
 
 from charleston_fsm.bench import floors
 from charleston_fsm.bench.databases import Database
@@ -21,16 +20,7 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture
 def two_connection_role(pg_admin_url: str) -> Iterator[str]:
     """A throwaway role allowed 2 connections, owning a throwaway database."""
-    name = f"charleston_floor_{uuid.uuid4().hex[:8]}"
-    with _admin(pg_admin_url) as conn:
-        conn.execute(f'CREATE ROLE "{name}" LOGIN CONNECTION LIMIT 2')
-        conn.execute(f'CREATE DATABASE "{name}" OWNER "{name}"')
-    try:
-        yield _with_database(pg_admin_url, name).replace("postgres@", f"{name}@", 1)
-    finally:
-        _drop(pg_admin_url, name)
-        with _admin(pg_admin_url) as conn:
-            conn.execute(f'DROP ROLE IF EXISTS "{name}"')
+    yield from conftest.limited_role(pg_admin_url, "charleston_floor", 2)
 
 
 def test_a_floor_without_connection_slots_waits_then_says_what_to_do(

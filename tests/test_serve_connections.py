@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import conftest
 import httpx
 import psycopg
 import pytest
 from api_helpers import cli, running
-from conftest import _admin, _drop, _libpq, _with_database
+from conftest import _libpq
 from sqlalchemy import make_url
 
 from charleston_fsm.bench.server import free_port
@@ -120,17 +121,7 @@ def test_serve_refuses_more_workers_than_the_server_admits(pg_url: str) -> None:
 @pytest.fixture
 def limited_role(pg_admin_url: str) -> Iterator[str]:
     """A throwaway role allowed 10 connections, owning a throwaway database."""
-    name = f"charleston_budget_{uuid.uuid4().hex[:8]}"
-    with _admin(pg_admin_url) as conn:
-        conn.execute(f'CREATE ROLE "{name}" LOGIN CONNECTION LIMIT 10')
-        conn.execute(f'CREATE DATABASE "{name}" OWNER "{name}"')
-    url = _with_database(pg_admin_url, name).replace("postgres@", f"{name}@", 1)
-    try:
-        yield url
-    finally:
-        _drop(pg_admin_url, name)
-        with _admin(pg_admin_url) as conn:
-            conn.execute(f'DROP ROLE IF EXISTS "{name}"')
+    yield from conftest.limited_role(pg_admin_url, "charleston_budget", 10)
 
 
 def test_a_role_limit_refuses_a_process_too_large_and_admits_one_that_fits(
