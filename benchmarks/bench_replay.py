@@ -29,9 +29,9 @@ from rich.progress import Progress
 from rich.table import Table as RichTable
 from sqlalchemy import select
 
+from charleston_fsm.ledger.verify import digest, fold_rows
 from charleston_fsm.store import GameStore, StoredEvent, play_bots
 from charleston_fsm.store.models import EventRow
-from charleston_fsm.store.verify import digest, fold_rows
 
 console = Console()
 

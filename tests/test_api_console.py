@@ -9,7 +9,7 @@ import pytest
 from api_helpers import Game, cli, ok, running
 
 from charleston_fsm.bench.server import free_port
-from charleston_fsm.store.record_verify import verify_record
+from charleston_fsm.ledger.record_verify import verify_record
 
 
 @pytest.mark.rule("NMJL-21", "SVC-05")

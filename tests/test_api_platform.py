@@ -13,7 +13,7 @@ import pytest
 from api_helpers import Server, running
 from feed_helpers import assert_no_tiles, receiver
 
-from charleston_fsm.store.webhook_signatures import verify
+from charleston_fsm.ledger.webhook_signatures import verify
 
 KEY = "the-platform-key"
 ENV = {"CHARLESTON_PLATFORM_KEY": KEY, "CHARLESTON_WEBHOOK_ALLOW": "127.0.0.1"}

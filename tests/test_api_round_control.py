@@ -20,7 +20,7 @@ from api_helpers import Game, Server, StreamReader, cli, ok, running
 from charleston_fsm.engine.events import ANNOTATION_TYPES
 from charleston_fsm.engine.moments import iso, parse_time
 from charleston_fsm.engine.tiles import is_joker
-from charleston_fsm.store.record_verify import verify_record
+from charleston_fsm.ledger.record_verify import verify_record
 
 
 @pytest.fixture(

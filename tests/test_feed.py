@@ -20,9 +20,9 @@ from sqlalchemy import event, func, select
 from charleston_fsm.engine.annotations import pause, resume
 from charleston_fsm.engine.bots import bots_for, play
 from charleston_fsm.engine.seats import Seat
+from charleston_fsm.ledger.hashing import utc
 from charleston_fsm.store import GameStore, play_bots
 from charleston_fsm.store.feed import FEED_TYPES, InvalidCursor, of_organiser
-from charleston_fsm.store.hashing import utc
 from charleston_fsm.store.models import FeedRow, GameRow, RoundRow
 
 

@@ -279,3 +279,27 @@ def test_the_command_line_starts_without_the_store() -> None:
     assert loaded.stdout.strip() == "[]", loaded.stdout
     assert serve.ROUTE_THREADS_ENV == connection_budget.ROUTE_THREADS_ENV
     assert serve.DEFAULT_ROUTE_THREADS == connection_budget.DEFAULT_ROUTE_THREADS
+
+
+def test_record_verify_imports_no_database_library(tmp_path: Path) -> None:
+    """A person holding only a record file verifies it without a database: the command
+    runs (here on a file that is no record: exit 1 with findings) and neither the store
+    nor a database library was imported on the way."""
+    import subprocess
+    import sys
+
+    record = tmp_path / "not-a-record.jsonl"
+    record.write_text('{"format": "nothing"}\n', encoding="utf-8")
+    script = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from charleston_fsm.cli import app\n"
+        f"result = CliRunner().invoke(app, ['record', 'verify', {str(record)!r}])\n"
+        "print(result.exit_code)\n"
+        "print(sorted(m for m in ('sqlalchemy', 'psycopg', 'alembic', 'charleston_fsm.store')"
+        " if m in sys.modules))\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    exit_code, loaded = ran.stdout.strip().splitlines()[-2:]
+    assert exit_code == "1", ran.stdout
+    assert loaded == "[]", ran.stdout

@@ -11,9 +11,9 @@ import pytest
 from api_helpers import cli
 
 from charleston_fsm.engine.commands import JudgeDeclaration
+from charleston_fsm.ledger.record import export_record, public_key_text
+from charleston_fsm.ledger.record_verify import verify_record
 from charleston_fsm.store import GameStore, load_key, play_bots
-from charleston_fsm.store.record import export_record, public_key_text
-from charleston_fsm.store.record_verify import verify_record
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "docs" / "record.schema.json").read_text())
 KEY = "k" * 40

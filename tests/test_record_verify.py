@@ -16,10 +16,10 @@ from api_helpers import cli
 from typer.testing import CliRunner
 
 from charleston_fsm.cli import app
+from charleston_fsm.ledger.record import export_record, public_key_text
+from charleston_fsm.ledger.record_reading import MAX_FILE_BYTES, MAX_LINE_BYTES
+from charleston_fsm.ledger.record_verify import verify_record, verify_record_stream
 from charleston_fsm.store import GameStore, load_key, play_bots
-from charleston_fsm.store.record import export_record, public_key_text
-from charleston_fsm.store.record_reading import MAX_FILE_BYTES, MAX_LINE_BYTES
-from charleston_fsm.store.record_verify import verify_record, verify_record_stream
 
 KEY = "k" * 40
 MARKUP_ID = "[bold red]x[/][/bold]"

@@ -11,8 +11,8 @@ from charleston_fsm.engine.commands import ConfirmPass
 from charleston_fsm.engine.seats import Seat
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.tiles import is_joker
+from charleston_fsm.ledger.chain import chained_rows
 from charleston_fsm.store import GameStore, append
-from charleston_fsm.store.chain import chained_rows
 from charleston_fsm.store.models import AnchorRow, CommandRow, EventRow, ProjectionRow
 
 

@@ -17,9 +17,9 @@ import charleston_fsm.store as store_package
 from charleston_fsm.engine.bots import bots_for, play
 from charleston_fsm.engine.seats import Seat
 from charleston_fsm.engine.views import seat_view
+from charleston_fsm.ledger.hashing import hash_token
 from charleston_fsm.store import GameQuarantined, GameStore
 from charleston_fsm.store.core import StoreCore
-from charleston_fsm.store.hashing import hash_token
 from charleston_fsm.store.models import EventRow
 from charleston_fsm.store.reads import CheckedReads
 from charleston_fsm.store.registry import GameRegistry

@@ -20,10 +20,10 @@ import pytest
 from api_helpers import Game, Server, cli, running, tile_ids
 from sqlalchemy import delete, insert, select, text, update
 
+from charleston_fsm.ledger.hashing import row_hash
+from charleston_fsm.ledger.verify import fold_rows
 from charleston_fsm.store import GameStore, QuarantineNotLifted, StoredEvent, play_bots
-from charleston_fsm.store.hashing import row_hash
 from charleston_fsm.store.models import AnchorRow, EventRow, GameRow, ProjectionRow
-from charleston_fsm.store.verify import fold_rows
 
 SEED = 6  # the bots of this seed place their last tiles after the Charleston is over
 Expected = set[tuple[str, int | None]]
@@ -477,8 +477,8 @@ def test_an_exported_anchor_file_catches_what_the_database_no_longer_can(
 
 
 def test_anchors_are_written_with_their_commands_and_signed(store: GameStore) -> None:
+    from charleston_fsm.ledger.anchors import needs_anchor
     from charleston_fsm.store import ANCHOR_EVERY
-    from charleston_fsm.store.anchors import needs_anchor
 
     game_id = store.registry.create_game(seed=SEED)
     play_bots(store, game_id, SEED)

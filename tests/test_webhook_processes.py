@@ -22,7 +22,7 @@ from api_helpers import Server
 from feed_helpers import Delivery, assert_no_tiles, by_game, receiver
 
 from charleston_fsm.bench.server import free_port
-from charleston_fsm.store.webhook_signatures import verify
+from charleston_fsm.ledger.webhook_signatures import verify
 
 pytestmark = pytest.mark.postgres
 

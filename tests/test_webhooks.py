@@ -17,10 +17,10 @@ from feed_helpers import Delivery, Receiver, assert_no_tiles, by_game, receiver
 
 from charleston_fsm.api.webhook_sender import ALLOW_ENV, TIMEOUT_ENV, DeliveryWorker, check_url
 from charleston_fsm.engine.annotations import pause, resume
+from charleston_fsm.ledger.record import public_key_text
+from charleston_fsm.ledger.webhook_signatures import WebhookNotVerified, verify
 from charleston_fsm.store import GameStore, play_bots
 from charleston_fsm.store.outbox import RETRY_SCALE_ENV
-from charleston_fsm.store.record import public_key_text
-from charleston_fsm.store.webhook_signatures import WebhookNotVerified, verify
 from charleston_fsm.store.webhooks import InvalidWebhook
 
 

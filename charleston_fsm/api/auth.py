@@ -15,7 +15,7 @@ import secrets
 from fastapi import Request
 
 from ..engine.seats import SEATS, Seat
-from ..store.hashing import hash_token
+from ..ledger.hashing import hash_token
 from .problems import bad_request, forbidden, unauthorized
 
 ROLES = (*(s.value for s in SEATS), "director")
@@ -31,7 +31,7 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-#: a token's stored form: the store's one definition (``store.hashing``), named for the routes
+#: a token's stored form: the store's one definition (``ledger.hashing``), named for the routes
 token_hash = hash_token
 
 

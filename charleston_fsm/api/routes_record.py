@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, Response
 
-from ..store.record import anchor_key_document, export_record
+from ..ledger.record import anchor_key_document, export_record
 from ..tournament.results import results_csv, round_results
 from .deps import Credentials, StoreDep, director_only
 from .render import DIAGRAM_RESPONSES, diagram

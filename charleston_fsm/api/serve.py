@@ -15,7 +15,7 @@ import os
 from importlib.util import find_spec
 from typing import Any
 
-from ..store.anchors import KEY_FILE_ENV
+from ..ledger.anchors import KEY_FILE_ENV
 from ..store.connection_budget import ConnectionBudget, refusal, server_room
 from ..store.urls import ENV_VAR as DATABASE_ENV
 from .app import BODY_TIMEOUT_ENV, MAX_BODY_ENV, ON_LOOP_ENV, PLATFORM_KEY_ENV

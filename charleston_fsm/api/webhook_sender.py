@@ -32,8 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..ledger.webhook_signatures import headers as signed_headers
 from ..store.outbox import Attempt, Claimed
-from ..store.webhook_signatures import headers as signed_headers
 from ..store.webhooks import InvalidWebhook
 from .logs import log
 

@@ -26,9 +26,9 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+from ..ledger.hashing import row_hash
+from ..ledger.record import export_record, public_key_text, record_lines
 from ..store import GameStore, StoredEvent, load_key, play_bots
-from ..store.hashing import row_hash
-from ..store.record import export_record, public_key_text, record_lines
 
 _KEY = "bench-record-file-key-0123456789abcdef"
 # run as ``python -c _MEASURE FILE KEY``: verify's output to stderr, then "seconds kb exit"

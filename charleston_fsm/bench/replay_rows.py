@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from sqlalchemy import select
 
 from ..engine.seats import SEATS
+from ..ledger.hashing import row_hash
 from ..store import GameStore, StoredEvent, play_bots
-from ..store.hashing import row_hash
 from ..store.models import EventRow
 from .databases import Database
 from .figures import Figure, Goal

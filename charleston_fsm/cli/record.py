@@ -29,7 +29,7 @@ def record_export(
 ) -> None:
     """Write the game's record (deal, every row with its hash, the signed head) after
     the store verified it; 'record verify FILE' checks it anywhere, with no database."""
-    from ..store.record import export_record
+    from ..ledger.record import export_record
 
     store = _open_store(database_url, migrate_empty=False, anchor_key_file=anchor_key_file)
     with _refusals():
@@ -64,7 +64,7 @@ def record_verify(
     """Check a record offline: the hash chain, the Ed25519 signature of its head, the
     header against what is signed, and a replay of every row through the chart. Exit 1 on
     any finding, 2 on a file that cannot be read."""
-    from ..store.record_verify import RecordUnreadable, verify_record_file
+    from ..ledger.record_verify import RecordUnreadable, verify_record_file
 
     try:
         verdict = verify_record_file(file, public_key)
@@ -111,8 +111,8 @@ def record_verify(
 @anchors_app.command("public-key")
 def anchors_public_key(anchor_key_file: str | None = AnchorKeyFile) -> None:
     """Print the Ed25519 public key that signs exported records (base64), for verifiers."""
+    from ..ledger.record import public_key_text
     from ..store import load_key
-    from ..store.record import public_key_text
 
     with _refusals():
         key = load_key(key_file=anchor_key_file)

@@ -70,15 +70,15 @@ def diagram_command(
 
 
 def import_every_refusal() -> None:
-    """Import every module of the engine and the store, so that every refusal class (and
+    """Import every module of the engine, the ledger and the store, so that every refusal class (and
     the rules it names) is known to the rule book's matrix: without this, which refusals
     it lists would depend on what the process happened to import before."""
     import importlib
     import pkgutil
 
-    from .. import engine, store
+    from .. import engine, ledger, store
 
-    for package in (engine, store):
+    for package in (engine, ledger, store):
         for found in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
             importlib.import_module(found.name)
 

@@ -40,7 +40,7 @@ def webhooks_verify(
 ) -> None:
     """Check a delivery's signature (v1 with --secret, or v1a with --public-key) and its
     timestamp. Exit 0 when it holds, 1 when it does not, 2 when a file cannot be read."""
-    from ..store.webhook_signatures import WebhookNotVerified, verify
+    from ..ledger.webhook_signatures import WebhookNotVerified, verify
 
     try:
         received = json.loads(Path(headers).read_text(encoding="utf-8"))

@@ -3,16 +3,19 @@
 See ``docs/architecture.md`` (the contract) and ``docs/store.md`` (schema and queries).
 """
 
-from .anchors import ANCHOR_EVERY, Anchor, AnchorKey, load_key
-from .anchors import read_file as read_anchor_file
-from .anchors import write_file as write_anchor_file
+from ..ledger.anchors import ANCHOR_EVERY, Anchor, AnchorKey, load_key
+from ..ledger.anchors import read_file as read_anchor_file
+from ..ledger.anchors import write_file as write_anchor_file
+from ..ledger.errors import EventNotFound
+from ..ledger.hashing import hash_token
+from ..ledger.rows import StoredEvent
+from ..ledger.verify import Finding, Verification
 from .audit import AuditReport, Confirmation, PassAudit, Transfer
 from .bots import play_bots
 from .connection_budget import ConnectionBudget
 from .errors import (
     CommandIdConflict,
     Conflict,
-    EventNotFound,
     GameNotFound,
     GameQuarantined,
     InvalidGameSetup,
@@ -27,14 +30,11 @@ from .errors import (
     StoreUnavailable,
 )
 from .game_store import GameStore
-from .hashing import hash_token
 from .notices import CHANNEL as NOTIFY_CHANNEL
 from .results import ExecuteResult, GameSummary
 from .rounds import MAX_TABLES, RoundListing, RoundTable, check_round_size
-from .rows import StoredEvent
 from .schema import SchemaState, SchemaStatus, alembic_config
 from .urls import DEFAULT_URL, ENV_VAR, resolve_url
-from .verify import Finding, Verification
 
 __all__ = [
     "ANCHOR_EVERY",

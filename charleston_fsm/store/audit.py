@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.rulesets import get_ruleset
 from ..engine.tiles import describe
-from .hashing import canonical_time
+from ..ledger.hashing import canonical_time
 
 if TYPE_CHECKING:
-    from .rows import StoredEvent
-    from .verify import Verification
+    from ..ledger.rows import StoredEvent
+    from ..ledger.verify import Verification
 
 _ACTIONS = {
     "pass_confirmed": "confirmed",

@@ -24,8 +24,8 @@ from sqlalchemy import bindparam, select, update
 from ..engine import clocks, errors, time_control
 from ..engine.annotations import scheduled_start
 from ..engine.seats import Seat
+from ..ledger.hashing import utc
 from .core import Part, StoreCore
-from .hashing import utc
 from .models import GameRow
 from .writes import Writes
 

@@ -28,7 +28,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from ..engine import errors
 from ..engine.rulesets import get_ruleset
 from ..engine.table import Table
-from .anchors import AnchorKey, load_key
+from ..ledger.anchors import AnchorKey, load_key
 from .connection_budget import ConnectionBudget, route_threads
 from .errors import (
     Conflict,

@@ -67,12 +67,6 @@ class InvalidGameSetup(SetupError):
     rule = "SVC-03"
 
 
-class EventNotFound(StoreError):
-    kind = "not_found"
-    code = "event_not_found"
-    rule = "SVC-07"
-
-
 class GameQuarantined(StoreError):
     """Verify found the game's record broken: nothing is served or accepted until a
     director repairs the record and lifts the quarantine."""
@@ -92,13 +86,6 @@ class InvalidRound(SetupError):
 
     code = "invalid_round"
     rule = "SVC-09"
-
-
-class RecordNotExportable(SetupError):
-    """The stored record does not verify: it is not signed for anyone (store/record.py)."""
-
-    code = "record_not_exportable"
-    rule = "SVC-08"
 
 
 class OrganiserNotFound(StoreError):

@@ -49,9 +49,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, func, insert, or_, select, text, update
 
 from ..engine.errors import SetupError
+from ..ledger.hashing import utc
 from .append import Append, Rider
 from .core import Part
-from .hashing import utc
 from .models import FeedRow, GameRow, RoundRow
 from .outbox import FAN_OUT, fan_out
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from sqlalchemy.engine import URL
 
-from .anchors import AnchorKey
+from ..ledger.anchors import AnchorKey
 from .auditor import Auditor
 from .clock_worker import ClockWorker
 from .core import StoreCore

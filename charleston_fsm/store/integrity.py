@@ -15,12 +15,12 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 
-from .anchors import Anchor, AnchorKey, needs_anchor
+from ..ledger.anchors import Anchor, AnchorKey, needs_anchor
+from ..ledger.hashing import canonical_time, utc
+from ..ledger.rows import StoredEvent
+from ..ledger.verify import GameRecord, Verification, digest, fold_rows
 from .errors import GameNotFound, GameQuarantined
-from .hashing import canonical_time, utc
 from .models import AnchorRow, EventRow, GameRow, ProjectionRow, QuarantineRow
-from .rows import StoredEvent
-from .verify import GameRecord, Verification, digest, fold_rows
 
 MAX_NOTE = 1000
 

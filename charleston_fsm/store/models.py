@@ -137,7 +137,7 @@ class CredentialRow(Base):
 
 
 class AnchorRow(Base):
-    """A signed checkpoint of a game's chain: its head at ``seq`` (see ``store/anchors.py``).
+    """A signed checkpoint of a game's chain: its head at ``seq`` (see ``ledger/anchors.py``).
 
     Written in the transaction of the command that reached it; updated once only, to seal
     a finished game's final anchor with its replay's digest (re-signed). The signature

@@ -23,10 +23,10 @@ from typing import Any
 
 from sqlalchemy import func, insert, select, update
 
+from ..ledger.hashing import canonical_time, utc
 from .core import Part
 from .credentials import log_change
 from .errors import InvalidOrganiser, OrganiserNotFound
-from .hashing import canonical_time, utc
 from .models import MAX_GAME_ID, MAX_ORGANISER_NAME, GameRow, OrganiserRow, RoundRow
 from .registry import check_digest
 

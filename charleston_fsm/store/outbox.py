@@ -34,8 +34,8 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, insert, select, text, update
 
+from ..ledger.hashing import utc
 from .core import Part
-from .hashing import utc
 from .models import FeedRow, WebhookAttemptRow, WebhookEndpointRow, WebhookOutboxRow
 
 #: seconds to wait after each failed attempt (Standard Webhooks' schedule, stretched to

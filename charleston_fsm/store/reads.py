@@ -19,13 +19,13 @@ from ..engine import clocks, errors
 from ..engine.seats import Seat
 from ..engine.table import Table
 from ..engine.views import director_view, seat_view
+from ..ledger.hashing import GENESIS
+from ..ledger.rows import StoredEvent
+from ..ledger.verify import Verification, fold_rows
 from . import integrity
 from .core import Part, StoreCore
 from .errors import GameNotFound
-from .hashing import GENESIS
 from .models import MAX_GAME_ID, MAX_SEQ, EventRow, GameRow, ProjectionRow
-from .rows import StoredEvent
-from .verify import Verification, fold_rows
 
 _READ_HEAD = select(GameRow.last_seq, integrity.QUARANTINED.label("quarantined")).where(
     GameRow.id == bindparam("b_game")

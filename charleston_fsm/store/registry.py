@@ -27,12 +27,12 @@ from ..engine.rulesets import get_ruleset
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
 from ..engine.tiles import Deal
+from ..ledger.chain import event_row
+from ..ledger.hashing import GENESIS, utc
 from . import feed, integrity
 from .append import Head, pg_sql
-from .chain import event_row
 from .core import Part
 from .errors import GameNotFound, InvalidGameSetup
-from .hashing import GENESIS, utc
 from .models import AnchorRow, CredentialRow, EventRow, GameRow, ProjectionRow, SpectatorLinkRow
 from .on_loop import OnLoop
 from .reads import check_could_exist, could_exist

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .hashing import canonical_time
-from .rows import StoredEvent
+from ..ledger.hashing import canonical_time
+from ..ledger.rows import StoredEvent
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,11 @@ from sqlalchemy import bindparam, func, insert, select
 from ..engine.errors import SetupError
 from ..engine.events import ANNOTATION_TYPES
 from ..engine.seats import SEATS
+from ..ledger.hashing import canonical_time, utc
 from ..rulebook import enforces
 from . import feed, integrity
 from .core import Part, StoreCore
 from .errors import InvalidRound, RoundNotFound
-from .hashing import canonical_time, utc
 from .models import MAX_GAME_ID, EventRow, GameRow, ProjectionRow, QuarantineRow, RoundRow
 from .reads import CheckedReads
 from .registry import GameRegistry, check_digest

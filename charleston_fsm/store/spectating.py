@@ -26,14 +26,14 @@ from sqlalchemy import bindparam, select
 
 from ..engine import spectators
 from ..engine.view_models import AsOf
+from ..ledger.hashing import canonical_time, utc
+from ..ledger.rows import StoredEvent
+from ..ledger.verify import fold_rows
 from . import integrity
 from .core import Part, StoreCore
 from .errors import GameNotFound, RoundNotFound
-from .hashing import canonical_time, utc
 from .models import EventRow, GameRow, ProjectionRow, RoundRow
 from .reads import CheckedReads, check_could_exist
-from .rows import StoredEvent
-from .verify import fold_rows
 
 _LIVE = (
     select(

@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
+from ..ledger.anchors import Anchor, AnchorKey
+from ..ledger.verify import Verification, check_game
 from . import integrity
-from .anchors import Anchor, AnchorKey
 from .audit import AuditReport, build_audit
 from .core import StoreCore
-from .verify import Verification, check_game
 
 #: games per read: large enough that a statement's round trip is noise, small enough
 #: that a chunk's rows (about 75 a game) stay a few megabytes in memory

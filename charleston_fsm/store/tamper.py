@@ -12,15 +12,15 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
+from ..ledger.anchors import Anchor
+from ..ledger.hashing import canonical_time
+from ..ledger.verify import Verification, check_game
 from . import feed, integrity
-from .anchors import Anchor
 from .core import Part, StoreCore
 from .errors import QuarantineNotLifted
-from .hashing import canonical_time
 from .models import GameRow
 from .registry import GameRegistry
 from .sweep import Sweep, sweep
-from .verify import Verification, check_game
 
 
 class TamperEvidence(Part):

@@ -21,10 +21,10 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, update
 
 from ..engine.errors import SetupError
+from ..ledger.hashing import utc
 from .core import Part
 from .errors import StoreError
 from .feed import ENTRY_TYPES
-from .hashing import utc
 from .models import WebhookAttemptRow, WebhookEndpointRow, WebhookOutboxRow
 
 SIGNINGS = ("v1", "v1a")

@@ -52,15 +52,15 @@ from ..engine.events import Event
 from ..engine.field_errors import field_errors
 from ..engine.table import DONE, Table
 from ..engine.views import seat_view
+from ..ledger.chain import PASS_COMMAND_EVENTS, chained_rows
+from ..ledger.rows import StoredEvent
 from . import append as statements
 from . import integrity
 from .append import Append, Head, Read, ReadEvents, Request, ResetClock, Rider, Write
-from .chain import PASS_COMMAND_EVENTS, chained_rows
 from .core import Part, StoreCore
 from .errors import CommandIdConflict, Conflict, GameNotFound
 from .on_loop import OnLoop
 from .results import ExecuteResult
-from .rows import StoredEvent
 from .sealing import Sealing
 from .tamper import TamperEvidence
 

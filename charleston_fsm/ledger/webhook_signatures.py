@@ -7,7 +7,7 @@ this attempt) and ``webhook-signature``, over the bytes ``{id}.{timestamp}.{body
 - ``v1,<base64 HMAC-SHA256>`` keyed with the endpoint's secret (``whsec_<base64>``: the
   key is the decoded bytes);
 - ``v1a,<base64 Ed25519 signature>`` with the service's record key, whose public half
-  is ``GET /v1/anchor-key`` (``store/record.py``): the receiver holds no secret.
+  is ``GET /v1/anchor-key`` (``ledger/record.py``): the receiver holds no secret.
 
 :func:`verify` is the receiver's side (``charleston-fsm webhooks verify`` and the
 example receiver use it): the signature, and the timestamp within a tolerance (a
