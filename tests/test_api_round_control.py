@@ -15,9 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import Game, Server, StreamReader, cli, ok, running
+from api_helpers import Game, Server, StreamReader, ok, running
 
-from charleston_fsm.engine.events import ANNOTATION_TYPES
 from charleston_fsm.engine.moments import iso, parse_time
 from charleston_fsm.engine.tiles import is_joker
 from charleston_fsm.ledger.record_verify import verify_record
@@ -290,6 +289,7 @@ def test_a_substitute_gets_a_new_token_and_the_old_one_opens_nothing(server: Ser
 @pytest.mark.rule("SVC-15")
 def test_a_seat_calls_the_director_who_answers(server: Server) -> None:
     game = Game.create(server, seed=11)
+    stream = StreamReader(f"{server.base_url}{game.path('/stream')}", game.tokens["east"])
     try:
         called = ok(
             game.clients["west"].post(game.path("/call"), json={"reason": "East took a tile back"})
@@ -302,6 +302,8 @@ def test_a_seat_calls_the_director_who_answers(server: Server) -> None:
             assert shown == [{**shown[0], "payload": {}}]
         whole = [e for e in events(game) if e["type"] == "director_called"]
         assert whole[0]["payload"] == {"reason": "East took a tile back"}
+        assert stream.wait_for_seq(row["seq"])  # another seat's stream: the call, not why
+        assert [m[2]["payload"] for m in stream.messages if m[0] == "director_called"] == [{}]
         calls = game.view("director")["clock"]["calls"]
         assert calls["west"]["reason"] == "East took a tile back"
         second = game.clients["west"].post(game.path("/call"), json={})
@@ -332,6 +334,7 @@ def test_a_seat_calls_the_director_who_answers(server: Server) -> None:
         assert "West calls the director: East took a tile back" in audit
         assert "The director answers East's call: cleared" in audit
     finally:
+        stream.close()
         game.close()
 
 
@@ -342,7 +345,14 @@ def test_a_run_round_is_in_its_record_results_and_audit(server: Server) -> None:
             client.post(
                 "/v1/rounds",
                 json={
-                    "tables": [{"seed": 40, "label": "A", "players": {"east": "Ann"}}],
+                    "tables": [
+                        {
+                            "seed": 40,
+                            "label": "A",
+                            "players": {"east": "Ann"},
+                            "clock": {"confirm_pass": 600},
+                        }
+                    ],
                     "start": "held",
                     "spectator_delay": 30,
                 },
@@ -360,6 +370,10 @@ def test_a_run_round_is_in_its_record_results_and_audit(server: Server) -> None:
     rc = server.client(created["token"])
     try:
         ok(rc.post(f"/v1/rounds/{created['round_id']}/start"))
+        ok(rc.post(f"/v1/rounds/{created['round_id']}/pause"))
+        ok(rc.post(f"/v1/rounds/{created['round_id']}/resume"))
+        extend = {"type": "extend_time", "seat": "south", "seconds": 30, "reason": "a spill"}
+        ok(direct(game, extend))
         ok(direct(game, {"type": "hand_to_bot", "seat": "west"}))
         ok(
             game.clients["director"].post(
@@ -381,6 +395,9 @@ def test_a_run_round_is_in_its_record_results_and_audit(server: Server) -> None:
         assert verdict.ok, verdict.findings
         for kind in (
             "game_started",
+            "clock_paused",
+            "clock_resumed",
+            "time_extended",
             "seat_taken",
             "director_called",
             "call_answered",
@@ -389,6 +406,18 @@ def test_a_run_round_is_in_its_record_results_and_audit(server: Server) -> None:
             assert f'"type": "{kind}"' in record or f'"type":"{kind}"' in record
         changed = record.replace('"substitute: Bo"', '"substitute: Al"', 1)
         assert not verify_record(changed, key).ok
+        audit = game.clients["director"].get(game.path("/audit?format=text")).text
+        for line in (
+            "The table starts by the director (the whole round), at",
+            "The director pauses the clock (the whole round)",
+            "The director adds 30 s for South: a spill",
+            "West is played by the service's bot",
+            "East is played by substitute: Bo with a new token",
+            "North calls the director: why",
+            "The director answers North's call: cleared",
+            "A spectator link is issued (delay 5 s)",
+        ):
+            assert line in audit, line
     finally:
         rc.close()
         game.close()
@@ -397,90 +426,3 @@ def test_a_run_round_is_in_its_record_results_and_audit(server: Server) -> None:
 def ok_created(response: httpx.Response) -> dict[str, Any]:
     assert response.status_code == 201, response.text
     return response.json()  # type: ignore[no-any-return]
-
-
-@pytest.mark.rule("SVC-12", "SVC-13", "SVC-14", "SVC-15", "SVC-16")
-def test_the_cli_runs_a_round_through_the_service(
-    server: Server, request: pytest.FixtureRequest
-) -> None:
-    """Every item through ``--url`` (once, on SQLite: each command is a process)."""
-    if request.node.callspec.params["server"] != "sqlite":
-        pytest.skip("the CLI speaks HTTP: one database shows it")
-    url = server.base_url
-    with server.client() as client:
-        created = ok_created(
-            client.post(
-                "/v1/rounds",
-                json={"tables": [{"seed": 50, "clock": {"confirm_pass": 120}}], "start": "held"},
-            )
-        )
-    round_id, table = created["round_id"], created["tables"][0]
-    game_id, tokens = table["game_id"], table["tokens"]
-    director = ["--url", url, "--token", tokens["director"]]
-    by_round = ["--url", url, "--token", created["token"]]
-
-    started = cli("director", "round", "start", round_id, *by_round)
-    assert "start: 1 of 1 tables" in started.stdout
-    paused = cli("director", "round", "pause", round_id, *by_round)
-    assert "pause: 1 of 1 tables" in paused.stdout
-    cli("director", "round", "resume", round_id, *by_round)
-    refused = cli("director", "start", game_id, *director, check=False)
-    assert refused.returncode == 1 and "already started" in refused.stdout
-    extended = cli(
-        "director",
-        "extend",
-        game_id,
-        "--seconds",
-        "30",
-        "--seat",
-        "east",
-        "--reason",
-        "a spill",
-        *director,
-    )
-    assert "East now has until" in extended.stdout
-    cli("director", "bot", game_id, "--seat", "north", *director)
-    cli("director", "hand-back", game_id, "--seat", "north", "--label", "Nell", *director)
-    substitute = cli(
-        "director", "substitute", game_id, "--seat", "south", "--label", "substitute: Bo", *director
-    )
-    assert f"{url}/table/{game_id}#token=" in substitute.stdout
-    new_south = substitute.stdout.split("#token=")[1].split()[0]
-    cli("seat", "call", game_id, "--reason", "a question", "--url", url, "--token", new_south)
-    answered = cli(
-        "director",
-        "answer",
-        game_id,
-        "--seat",
-        "south",
-        "--ruling",
-        "note",
-        "--text",
-        "asked and answered",
-        *director,
-    )
-    assert "answer to south recorded" in answered.stdout
-    link = cli("director", "spectator", game_id, "--delay", "10", *director)
-    assert f"{url}/watch/{game_id}#token=" in link.stdout
-    cli("director", "spectator", game_id, "--revoke", *director)
-    round_link = cli("director", "round", "spectator", round_id, "--delay", "0", *by_round)
-    assert f"{url}/watch/round/{round_id}#token=" in round_link.stdout
-    old_south = cli("seat", "call", game_id, "--url", url, "--token", tokens["south"], check=False)
-    assert old_south.returncode == 1 and "does not open this game" in old_south.stdout
-    with server.client(tokens["director"]) as desk:
-        rows = ok(desk.get(f"/v1/games/{game_id}/events"))["events"]
-    kinds = [e["type"] for e in rows if e["type"] in ANNOTATION_TYPES]  # the bot's pass aside
-    assert kinds == [
-        "game_started",
-        "clock_paused",
-        "clock_resumed",
-        "time_extended",
-        "seat_taken",
-        "seat_taken",
-        "seat_taken",
-        "director_called",
-        "ruling_recorded",
-        "call_answered",
-        "spectator_link",
-        "spectator_link",
-    ]

@@ -3,13 +3,13 @@ Ding Dong, a clock that plays an absent seat, a seat handed to the bot and back,
 substitute's new token, a call whose reason names a tile), and every payload a
 spectator's link gets (the view after each command, the events, both streams, errors)
 walked for tile ids. Behind a delay, no message is sent before the delay has passed, and
-no view shows a moment newer than it."""
+no view nor list of events, read all through the game, shows a moment newer than it."""
 
 from __future__ import annotations
 
 import random
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +42,42 @@ class Table:
         }
         self.seen: list[tuple[str, Any]] = []  # (where, payload) of every spectator answer
         self.sent = 0
+        self.behind: httpx.Client | None = None  # the round's link, DELAY seconds behind
+        self.shown_behind: list[tuple[int, str]] = []  # (seq, at) of each delayed view
+
+    def watch_behind(self, token: str) -> None:
+        self.behind = httpx.Client(base_url=self.base, headers=_auth(token), timeout=30)
 
     def path(self, tail: str = "") -> str:
         return f"/v1/games/{self.game_id}{tail}"
 
     def look(self) -> None:
-        """What the table's own (live) link shows now."""
+        """What the table's own (live) link shows now, and the round's link behind it."""
         answer = self.clients["spectator"].get(self.path("/spectate"))
         assert answer.status_code == 200, answer.text
         self.seen.append(("view", answer.json()))
+        if self.behind is not None:
+            self.look_behind(self.behind)
+
+    def look_behind(self, behind: httpx.Client) -> None:
+        """The view and the events behind the delay: nothing in them is newer than the
+        delay at the moment the answers arrived (the service cut them before that), and
+        while nothing is that old the view is a 409 that says when to look again."""
+        view = behind.get(self.path("/spectate"))
+        listed = behind.get(self.path("/spectate/events"))
+        newest = datetime.now(UTC) - timedelta(seconds=DELAY)  # after both answers came
+        assert listed.status_code == 200, listed.text
+        self.seen += [("delayed events", listed.json()), ("delayed view", view.json())]
+        for row in listed.json()["events"]:
+            assert parse_time(row["created_at"]) <= newest, ("newer than the delay", row)
+        if view.status_code == 409:
+            assert view.json()["code"] == "behind_delay", view.text
+            assert int(view.headers["Retry-After"]) >= 1
+            return
+        assert view.status_code == 200, view.text
+        as_of = view.json()["view"]["as_of"]
+        assert as_of["delay"] == DELAY and parse_time(as_of["at"]) <= newest, as_of
+        self.shown_behind.append((as_of["seq"], as_of["at"]))
 
     def director(self, body: dict[str, Any]) -> dict[str, Any]:
         return ok(self.clients["director"].post(self.path("/director/commands"), json=body))
@@ -75,6 +102,8 @@ class Table:
     def close(self) -> None:
         for client in self.clients.values():
             client.close()
+        if self.behind is not None:
+            self.behind.close()
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -156,6 +185,7 @@ def test_no_spectator_payload_or_message_carries_a_tile(
             },
         ).json()
         table = Table(server.base_url, created["tables"][0])
+        table.watch_behind(created["spectator_token"])
         stream = f"{server.base_url}{table.path('/spectate/stream')}"
         live = StreamReader(stream, table.tokens["spectator"], after=0)
         delayed = StreamReader(stream, created["spectator_token"], after=0)
@@ -178,6 +208,13 @@ def test_no_spectator_payload_or_message_carries_a_tile(
                 assert blind or ruleset == "house"  # house has no blind pass
             assert live.wait_for_seq(last, timeout=30)
             assert delayed.wait_for_seq(last, timeout=30 + DELAY)
+            assert table.behind is not None
+            table.look_behind(table.behind)  # the whole game is older than the delay now
+            # each delayed view was the table at one of its rows, at that row's moment
+            at_of = {e["seq"]: parse_time(e["created_at"]) for e in events}
+            assert table.shown_behind and table.shown_behind[-1][0] == last
+            for seq, at in table.shown_behind:
+                assert at_of[seq] == parse_time(at), (seq, at)
 
             with server.client(created["spectator_token"]) as behind:
                 view = ok(behind.get(table.path("/spectate")))

@@ -4,7 +4,8 @@ long it waits), pauses and resumes the round as one act and issues its spectator
 the desk starts a table, adds time, hands a seat to the bot and back, gives a seat a
 substitute's link, answers a call and issues a spectator link; a seat sees the gate, the
 time added and the bot, calls the director, and learns its link was replaced; a
-spectator's page shows the table without a tile."""
+spectator's page shows the table without a tile, waits for its delay and stops when its
+link is revoked."""
 
 from __future__ import annotations
 
@@ -95,10 +96,25 @@ def test_the_room_starts_pauses_and_resumes_the_round_and_flags_a_call(
             doc_shot(page, "room-round-control")
             page.get_by_role("button", name="Resume the round").click()
             expect(page.locator("#message")).to_contain_text("Resumed 2 table(s)")
+            # past an hour: the form says so (the browser's own words) and sends nothing
+            page.fill("#round-spectator-delay", "3601")
+            page.get_by_role("button", name="Issue a new link").click()
+            delay = page.locator("#round-spectator-delay")
+            assert delay.evaluate("e => e.validity.rangeOverflow && e.validationMessage !== ''")
+            expect(page.get_by_role("dialog")).to_be_hidden()
+            expect(page.locator("#round-spectator-link")).to_be_hidden()
             page.fill("#round-spectator-delay", "30")
             page.get_by_role("button", name="Issue a new link").click()
             confirm(page, "Issue it")
             expect(page.locator("#round-spectator-link")).to_contain_text("/watch/round/")
+            issued = page.locator("#round-spectator-link code").inner_text()
+            listing = f"/v1/rounds/{round_['round_id']}/spectate"
+            with server.client(issued.split("#token=")[1]) as watch:
+                assert watch.get(listing).json()["delay"] == 30
+                page.get_by_role("button", name="Revoke it").click()
+                confirm(page, "Revoke it")
+                expect(page.locator("#message")).to_contain_text("spectator link is revoked")
+                assert watch.get(listing).status_code == 401
         else:
             expect(page.locator('#tables tr[data-table="1"]')).to_contain_text("a dispute at Oak")
             shots(page, "phone")
@@ -118,6 +134,11 @@ def test_the_desk_runs_a_table_and_a_seat_sees_it(server: Server, browser: Brows
     seat = open_page(browser, server.base_url + links["south"], PHONE)
     expect(seat.locator("#gate-note")).to_contain_text("has not started")
     expect(seat.locator("#actions")).to_contain_text("you pass once the director starts it")
+    # a held seat lifts its tiles meanwhile; the pass waits for the start
+    liftable = seat.locator('#rack .tile:not([data-face="J"]):not(.lifted)')
+    for _ in range(3):
+        liftable.first.click()
+    expect(seat.locator("#rack .tile.lifted")).to_have_count(3)
     expect(seat.get_by_role("button", name="Pass 3 Right")).to_be_disabled()
     assert_axe_clean(seat, "a held seat (phone)")
     shots(seat, "seat-held")
@@ -208,4 +229,37 @@ def test_a_spectator_sees_the_table_and_never_a_tile(server: Server, browser: Br
     page.get_by_role("link", name="Table 1").click()
     expect(page.locator("#seats li")).to_have_count(4)
     assert_axe_clean(page, "the round's spectator page (phone)")
+    page.context.close()
+
+
+def test_a_spectators_page_waits_for_its_delay_and_stops_when_revoked(
+    server: Server, browser: Browser
+) -> None:
+    shots = Shots("watch-delay")
+    # an hour behind: nothing of a new table is that old yet, and the page says so
+    hour = post(server, "/v1/games", {"seed": 75, "spectator_delay": 3600})
+    page = open_page(browser, server.base_url + hour["links"]["spectator"], PHONE)
+    expect(page.locator("#message")).to_contain_text("behind a delay: it appears in")
+    expect(page.locator("#table-card")).to_be_hidden()
+    shots(page, "waiting")
+    assert_axe_clean(page, "a spectator's page waiting for its delay (phone)")
+    page.context.close()
+
+    # two seconds behind: the table as it stood then; a ruling shows once that old
+    game = post(server, "/v1/games", {"seed": 76, "spectator_delay": 2, "players": {"west": "Wu"}})
+    page = open_page(browser, server.base_url + game["links"]["spectator"], DESKTOP)
+    expect(page.locator("#as-of")).to_contain_text("behind the table: as it was at")
+    expect(page.locator("#seats")).to_contain_text("Wu (West)")
+    ruling = {"type": "record_ruling", "kind": "note", "text": "Tables 1-4 start late"}
+    director = game["tokens"]["director"]
+    post(server, f"/v1/games/{game['game_id']}/director/commands", ruling, director)
+    expect(page.locator("#history")).to_contain_text("Tables 1-4 start late")
+    shots(page, "behind")
+    assert_axe_clean(page, "a spectator's page behind a delay (desktop)")
+    with server.client(director) as desk:
+        assert desk.delete(f"/v1/games/{game['game_id']}/spectator").status_code == 200
+    expect(page.locator("#message")).to_contain_text("This spectator link was revoked")
+    expect(page.locator("#live")).to_contain_text("stopped")
+    shots(page, "revoked")
+    assert_axe_clean(page, "a revoked spectator's page (desktop)")
     page.context.close()
