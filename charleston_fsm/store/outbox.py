@@ -17,11 +17,12 @@ Claiming (:meth:`Outbox.claim`): a row is due when pending, its ``next_attempt_a
 come and no earlier pending row of the same endpoint and queue (the entry's game, or its
 round) is left: a game's entries reach an endpoint in the game's order. A claim moves
 ``next_attempt_at`` past the lease (the send's timeout and a margin), under ``FOR UPDATE
-SKIP LOCKED`` on PostgreSQL, so one process at a time sends a given row; a process that
-dies mid-send leaves the row to be sent again when the lease ends, with the same
-``webhook-id`` (at least once). :meth:`Outbox.complete` records the attempt (the endpoint's
-delivery log), and either the delivery, the next retry (:data:`RETRY_SCHEDULE`, about
-three days in all) or, past the last, the giving up; ``410 Gone`` disables the endpoint.
+SKIP LOCKED`` on PostgreSQL (lock, lease and read in one statement), so one process at a
+time sends a given row; a process that dies mid-send leaves the row to be sent again
+when the lease ends, with the same ``webhook-id`` (at least once). :meth:`Outbox.complete`
+records the attempt (the endpoint's delivery log), and either the delivery, the next
+retry (:data:`RETRY_SCHEDULE`, about three days in all) or, past the last, the giving up;
+``410 Gone`` disables the endpoint.
 """
 
 from __future__ import annotations
