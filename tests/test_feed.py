@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from conftest import _libpq
 from feed_helpers import assert_no_tiles, by_game
-from sqlalchemy import event, func, select
+from sqlalchemy import String, event, func, select
 
 from charleston_fsm.engine.annotations import pause, resume
 from charleston_fsm.engine.bots import bots_for, play
@@ -23,7 +23,7 @@ from charleston_fsm.engine.seats import Seat
 from charleston_fsm.ledger.hashing import utc
 from charleston_fsm.store import GameStore, play_bots
 from charleston_fsm.store.feed import FEED_TYPES, InvalidCursor, of_organiser
-from charleston_fsm.store.models import FeedRow, GameRow, RoundRow
+from charleston_fsm.store.models import FeedRow, GameRow, RoundRow, WebhookOutboxRow
 
 
 def read_all(store: GameStore, after: str | None = None, limit: int = 1000) -> list[dict]:
@@ -100,6 +100,41 @@ def test_nothing_of_a_refused_command_reaches_the_feed(store: GameStore) -> None
     with pytest.raises(Exception):  # noqa: B017 (any refusal: the point is what stays)
         store.writes.execute(game_id, {"type": "vote", "seat": "east", "choice": "stop"})
     assert read_all(store) == before
+
+
+def test_an_entry_a_command_carries_is_stored_as_one_recorded_apart(store: GameStore) -> None:
+    """A command's entry (the write path's rider: on SQLite inserted through ``sqlite3``
+    itself, ``store/on_sqlite.py``) is stored as the same text as an entry recorded through
+    SQLAlchemy (``game.created``), reads back as written, and gets its outbox row."""
+    endpoint = store.webhooks.create("https://example.invalid/hook", ["*"])
+    game_id = store.registry.create_game(seed=5, clock={"vote": 60})
+    store.writes.annotate(game_id, pause({"type": "pause_clock", "round": "r-2"}))
+    created, paused = (e for e in read_all(store) if e["game_id"] == game_id)
+    assert (created["type"], paused["type"]) == ("game.created", "game.paused")
+    [row] = [r for r in store.reads.events(game_id) if r.type == "clock_paused"]
+    assert paused["seq"] == row.seq and paused["data"] == {"round": "r-2"}
+    assert paused["at"] == utc(row.created_at).isoformat().replace("+00:00", "Z")
+    at = FeedRow.at
+    kind = func.typeof(at) if store.dialect == "sqlite" else func.pg_typeof(at).cast(String)
+    with store.core.reading() as conn:
+        stored = conn.execute(
+            select(kind, func.length(at.cast(String)), FeedRow.data)
+            .where(FeedRow.game_id == game_id)
+            .order_by(FeedRow.id)
+        ).all()
+        outbox = conn.execute(
+            select(WebhookOutboxRow.entry_id, WebhookOutboxRow.queue).where(
+                WebhookOutboxRow.endpoint_id == endpoint["id"]
+            )
+        ).all()
+    assert stored[0][0] == stored[1][0]  # the same column type (SQLite: text)
+    if store.dialect == "sqlite":  # and the same text: SQLAlchemy's form, not sqlite3's
+        assert stored[0][1] == stored[1][1]
+    assert stored[1][2] == {"round": "r-2"}
+    assert {tuple(r) for r in outbox} == {
+        (created["id"], game_id),
+        (paused["id"], game_id),
+    }
 
 
 def test_rounds_and_their_acts_are_entries(store: GameStore) -> None:

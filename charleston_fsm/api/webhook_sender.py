@@ -135,7 +135,10 @@ class DeliveryWorker:
         self._thread: threading.Thread | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._connections = _Connections()
-        self.sent = 0
+        self.sent = 0  # rows sent (attempts)
+        self.delivered = 0  # of which the receiver took (2xx)
+        #: where the last attempt that did not deliver went and what it met
+        self.last_failure: str | None = None
 
     def start(self) -> None:
         if self._thread is not None:
@@ -178,8 +181,13 @@ class DeliveryWorker:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(SENDERS, thread_name_prefix="webhook-send")
         attempts = list(self._pool.map(lambda c: self.send(c, timeout), claimed))
-        self.store.outbox.complete(list(zip(claimed, attempts, strict=True)))
+        outcomes = self.store.outbox.complete(list(zip(claimed, attempts, strict=True)))
         self.sent += len(claimed)
+        for row, attempt, outcome in zip(claimed, attempts, outcomes, strict=True):
+            if outcome == "delivered":
+                self.delivered += 1
+            else:
+                self.last_failure = f"{row.url}: {attempt.error or f'HTTP {attempt.status_code}'}"
         return len(claimed)
 
     def send(self, claimed: Claimed, timeout: float) -> Attempt:

@@ -9,7 +9,8 @@ its :class:`Follow` does with the game's moved row: a round's count of finished 
 on ``moved``, the guarded update of the game's row, so a game that moved meanwhile gets
 nothing written and the statement answers no row. On SQLite (``BEGIN IMMEDIATE``
 already holds the write lock) the game's row is updated first, its rowcount the guard,
-then one statement per table.
+then one statement per table (a rider's rows and their fan-out go to ``sqlite3`` itself:
+``on_sqlite.py``).
 
 Reading a head is one statement without a lock; after a lost race the writer reads it
 again *under the game's lock* (``SELECT … FOR UPDATE`` then the read, one pipeline, one
@@ -36,6 +37,7 @@ from sqlalchemy.sql import ClauseElement
 
 from . import integrity
 from .models import AnchorRow, CommandRow, EventRow, GameRow, JSONDoc, ProjectionRow, QuarantineRow
+from .on_sqlite import insert_rows
 
 _EVENT_COLUMNS = ("seq", "type", "seat", "step", "payload", "prev_hash", "hash")
 _ANCHOR_COLUMNS = ("seq", "head_hash", "finished", "created_at", "key_id", "signature")
@@ -464,7 +466,7 @@ def _write_sqlite(conn: Connection, append: Append) -> bool:
         conn.execute(_INSERT_ANCHOR, append.anchor)
     for rider in append.riders:
         if rider.rows:
-            conn.execute(insert(rider.table), [dict(row) for row in rider.rows])
+            insert_rows(conn, rider.table, rider.columns, rider.rows)
             if rider.fan_out is not None:
                 rider.fan_out.after_insert(conn, rider.rows)
             if rider.follow is not None:

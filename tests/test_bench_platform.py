@@ -1,0 +1,62 @@
+"""The bench's platform row measures only what it delivered, and says why when it cannot.
+
+Real parts: a scratch SQLite file (the bench's own), its stdlib receiver process, and a
+threaded receiver answering 500. Speed is the bench's business, never asserted here.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import pytest
+from feed_helpers import receiver
+
+from charleston_fsm.api.webhook_sender import ALLOW_ENV, TIMEOUT_ENV, DeliveryWorker
+from charleston_fsm.bench import platform_rows
+from charleston_fsm.bench.databases import sqlite_database
+from charleston_fsm.store import feed
+from charleston_fsm.store.models import WebhookOutboxRow
+
+
+@pytest.fixture(autouse=True)
+def _loopback_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ALLOW_ENV, "127.0.0.1")
+    monkeypatch.setenv(TIMEOUT_ENV, "2")
+
+
+def test_the_deliveries_row_counts_rows_its_receiver_took() -> None:
+    with sqlite_database() as database:
+        platform_rows.outbox_cpu_row(database, samples=20)  # leaves no endpoint behind
+        figure = platform_rows.deliveries_row(database, 40)
+        store = database.store()
+        try:
+            with store.core.reading() as conn:
+                statuses = conn.execute(
+                    WebhookOutboxRow.__table__.select().with_only_columns(WebhookOutboxRow.status)
+                ).scalars()
+                left = sorted(set(statuses))
+        finally:
+            store.dispose()
+    assert figure.details["deliveries"] == 40 and figure.value > 0
+    assert left == ["delivered"]  # every row the figure counts, and nothing else pending
+
+
+def test_a_receiver_that_refuses_stops_the_row_with_what_it_answered() -> None:
+    with sqlite_database() as database, receiver(answer=lambda _delivery: 500) as got:
+        store = database.store()
+        try:
+            store.webhooks.create(got.url, ["*"])
+            now = datetime.now(UTC)
+            with store.core.writing() as conn:
+                feed.record(conn, [feed.new_entry("game.paused", now, game_id="g", seq=1)])
+            worker = DeliveryWorker(store)
+            try:
+                with pytest.raises(platform_rows.DeliveriesFailed) as failed:
+                    platform_rows._deliver_all(worker, 1, time.perf_counter() + 60)
+            finally:
+                worker.stop()
+        finally:
+            store.dispose()
+    assert "HTTP 500" in str(failed.value) and got.url in str(failed.value)
+    assert "nothing was measured" in failed.value.plain_lines[0]
