@@ -72,7 +72,7 @@ export function renderHelp(v) {
     shown?.remove();
   } else if (shown?.dataset.topic !== guide.topic) {
     shown?.remove();
-    const aside = element("section", "", "guide"); // a region inside main (an aside must be top level)
+    const aside = element("aside", "", "guide");
     aside.id = "guide";
     aside.dataset.topic = guide.topic;
     aside.setAttribute("aria-labelledby", "guide-title");
