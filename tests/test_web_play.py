@@ -162,6 +162,11 @@ def play_keeping_fourteen(page: Page, limit: float = 120) -> None:
             if button.is_enabled():
                 button.click()
         page.wait_for_timeout(150)
+    # a Charleston that ends on a pass (no Courtesy Pass) leaves its tiles to place
+    place = page.get_by_role("button", name="Place all")
+    if place.count():
+        place.click()
+    expect(page.locator("#received-zone")).to_be_hidden()
 
 
 def test_east_declares_an_earthly_hand_and_every_seat_hears_the_verdict(
@@ -207,7 +212,7 @@ def test_east_declares_an_earthly_hand_and_every_seat_hears_the_verdict(
         expect(ended).to_contain_text(f"The director's reason: “{reason}”")
         assert_axe_clean(east, "the table after an Earthly Hand judged valid")
         shots(east, "earthly-valid")
-        doc_shot(east, "table-earthly")
+        doc_shot(east, "table-earthly", full_page=True)
         for seat in BOTS:  # every seat's history says what the director decided
             watched = open_seat(context, server, game, seat)
             expect(watched.locator("#history-list")).to_contain_text(
