@@ -194,6 +194,53 @@ def test_a_cycle_between_page_modules_is_found(tmp_path: Path) -> None:
     assert cycles(js_graph(tmp_path)) == [["a.js", "b.js"]]
 
 
+#: a string literal of capitals, as a state id or a piece of one is written ("DECIDE")
+JS_CAPITALS = re.compile(r"""["'`]([A-Z][A-Z0-9_]{2,})["'`]""")
+JS_COMMENT = re.compile(r"/\*.*?\*/|(?<![:\\])//[^\n]*", re.S)
+
+
+def state_id_guesses(static: Path, ids: set[str], totals: set[int]) -> list[str]:
+    """Where a page module tests for a chart state (an id, or a piece of one: the flow's
+    words, ``"DECIDE"``, ``"COURTESY"``, ``"DING"``) or writes a pass total by hand
+    ("of 7"): a page reads the view's ``phase``, ``pass_number`` and ``pass_total``."""
+    pieces = {piece for i in ids for piece in i.split("_") if len(piece) > 2} | ids
+    found = []
+    for path in sorted(static.glob("*.js")):
+        code = JS_COMMENT.sub("", path.read_text(encoding="utf-8"))
+        found += [f"{path.name}: {w!r}" for w in JS_CAPITALS.findall(code) if w in pieces]
+        for total in totals:
+            found += [f"{path.name}: {m!r}" for m in re.findall(rf"\bof {total}\b", code)]
+    return found
+
+
+def _chart_ids_and_totals() -> tuple[set[str], set[int]]:
+    from engine_helpers import new_table
+
+    from charleston_fsm.engine.rulesets import RULESETS
+    from charleston_fsm.engine.seats import Seat
+    from charleston_fsm.engine.views import seat_view
+
+    ids = {s.id for r in RULESETS.values() for s in r.chart.states_map.values()}
+    totals = {seat_view(new_table(name), Seat.EAST)["game"]["pass_total"] for name in RULESETS}
+    return ids, totals
+
+
+def test_the_pages_read_the_phase_and_never_a_state_id() -> None:
+    ids, totals = _chart_ids_and_totals()
+    assert "CHARLESTON_DECIDE_STOP" in ids and 7 in totals  # the charts were read
+    assert state_id_guesses(STATIC, ids, totals) == []
+
+
+def test_a_guess_at_a_state_is_found(tmp_path: Path) -> None:
+    (tmp_path / "a.js").write_text(
+        '// "COURTESY" in a comment, and "of 7" too, say nothing\n'
+        'const inVote = v.game.state.some((s) => s.includes("DECIDE"));\n'
+        "const text = `Pass ${n} of 7`;\n"
+    )
+    found = state_id_guesses(tmp_path, {"SECOND_DECIDE", "COURTESY"}, {7})
+    assert found == ["a.js: 'DECIDE'", "a.js: 'of 7'"]
+
+
 # -- the scan itself can fail ----------------------------------------------------------------
 def _package(root: Path, files: dict[str, str]) -> Path:
     package = root / "pkg"

@@ -255,18 +255,27 @@ def test_nmjl_game_played_by_four_pages(server: Server, browser: Browser) -> Non
         for seat in ("east", "west"):
             expect(table.pages[seat].locator("#phase")).to_contain_text("Courtesy agreed: 1")
             confirm(table.pages[seat], 1, "Pass 1 Across", resolves=seat == "west")
+        every = (
+            "The Charleston is over. All passes were played: both Charlestons and the "
+            "Courtesy Pass."
+        )
         for page in table.pages.values():
-            expect(page.locator("#ended")).to_contain_text(
-                "The Charleston is over. All passes were played: both Charlestons and the "
-                "Courtesy Pass."
-            )
+            expect(page.locator("#ended")).to_contain_text(every)
+            # every seat's history ends with the same words
+            expect(page.locator('#history-list li[data-kind="end"]').first).to_have_text(every)
         table.shoot("over")
         table.assert_secret()
         # a long history scrolls, and a keyboard reaches it
         history = east.locator("#history")
         assert history.evaluate("e => e.scrollHeight > e.clientHeight")
-        history.focus()
+        east.locator("#copy-link").focus()
+        for _ in range(60):  # Tab alone reaches it
+            east.keyboard.press("Tab")
+            if east.evaluate("document.activeElement.id") == "history":
+                break
         expect(history).to_be_focused()
+        east.keyboard.press("End")  # and the keys scroll it
+        east.wait_for_function("document.getElementById('history').scrollTop > 0")
         assert_axe_clean(east, "a whole game's history, desktop")
         desk_replays_the_game(table, browser, shots)
     finally:
@@ -283,6 +292,24 @@ def desk_replays_the_game(table: Table, browser: Browser, shots: Shots) -> None:
     expect(desk.locator("#diagram svg")).to_be_visible()
     expect(desk.locator("#diagram svg .active")).not_to_have_count(0)  # the live state, lit
     expect(desk.locator("#audit")).to_contain_text("blind")
+    # the audit's last end says how the table ended; the record's reason on its details line
+    end = desk.locator('#audit li[data-kind="end"]').last
+    expect(end.locator(".s-text")).to_have_text(
+        "The Charleston is over. All passes were played: both Charlestons and the Courtesy Pass."
+    )
+    expect(end.locator(".s-detail")).to_contain_text("recorded reason: all passes complete")
+    # a tile South forwarded unseen on the First Left: its route reads as it travelled,
+    # from West to South, then on to East (the record settles the hand-over first)
+    desk.select_option("#route-pass", label="First Charleston: pass Left")
+    desk.locator(
+        '#transfers tr:has(td:first-child:text-is("South")) td:nth-child(4) .tile-chip'
+    ).first.click()
+    expect(desk.locator("#route")).to_contain_text(
+        re.compile(
+            r"(: |then )West → South \(First Charleston: pass Left, seq \d+\) · then "
+            r"South → East \(First Charleston: pass Left, forwarded unseen, seq \d+\)"
+        )
+    )
     shots(desk, "desk-end")
     with table.server.client(table.tokens["director"]) as api:
         last = api.get(f"/v1/games/{table.game_id}/events").json()["last_seq"]
@@ -394,6 +421,21 @@ def test_four_winds_exchange_and_ding_dong(server: Server, browser: Browser) -> 
     )
     east = table.pages["east"]
     try:
+        # the first time a seat meets Ding Dong, a guide in the rule book's words; on the
+        # step, "How does Ding Dong work?" (opened by a key)
+        guide = east.locator("#guide")
+        expect(guide).to_contain_text("Ding Dong")
+        expect(guide).to_contain_text("every player gives one tile to each of the three others")
+        expect(guide).to_contain_text("(FW-04)")
+        how = east.locator("#how")
+        expect(how.locator("summary")).to_have_text("How does Ding Dong work?")
+        how.locator("summary").focus()
+        east.keyboard.press("Enter")
+        expect(how).to_contain_text("(FW-08)")
+        assert_axe_clean(east, "the Ding Dong window with its guide")
+        table.shoot("ding-dong-guide")
+        east.get_by_role("button", name=re.compile("^Got it")).click()
+        expect(guide).to_be_hidden()
         east.get_by_role("button", name="Request a Ding Dong").click()
         east.get_by_role("button", name="Request it").click()  # it asks first
         for seat in SEATS:
@@ -461,6 +503,9 @@ def test_front_door_one_player_against_three_bots(server: Server, browser: Brows
             front.locator("#remembered-list").get_by_role("link", name="Director's desk").click()
         desk = opened.value
         expect(desk.locator("#facts")).to_contain_text("Over:")
+        over = desk.locator("#facts p", has_text="Over:").inner_text().removeprefix("Over: ")
+        end = desk.locator('#audit li[data-kind="end"] .s-text').last
+        expect(end).to_have_text(f"The Charleston is over. {over}")  # a stop says stopped
         shots(desk, "desk")
         # the tokens travelled in fragments: no request line or log of the service has one
         log = server.log_path.read_text()

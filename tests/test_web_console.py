@@ -87,10 +87,31 @@ def test_room_shows_a_three_table_round_and_pauses_a_table(
         shots(page, f"room-{name}")
         assert_axe_clean(page, f"the room ({name})")
         if name == "desktop":
+            finished = page.locator('#tables tr[data-table="3"]').inner_text()
             page.locator('#tables tr[data-table="1"] a').click()
             page.wait_for_url(re.compile(r"/desk/"))
             expect(page.locator("#audit")).to_contain_text("The director paused the clock.")
+            # the desk's header: the round, the table's number and label, the players
+            expect(page.locator("#where")).to_have_text(
+                "Table 1 (Oak) of Round 2 · National Mah Jongg League"
+            )
+            expect(page.locator("#players")).to_have_text(
+                "Players: Ann (East), Bea (South), Cy (West) and Di (North)"
+            )
+            assert_axe_clean(page, "the desk of a round's table")
         context.close()
+    # the round's results carry the players' names and each finished table's ending
+    with server.client(round_["token"]) as client:
+        results = client.get(f"/v1/rounds/{round_['round_id']}/results")
+        as_csv = client.get(f"/v1/rounds/{round_['round_id']}/results", params={"format": "csv"})
+    assert results.status_code == 200, results.text
+    by_table = {t["table"]: t for t in results.json()["tables"]}
+    assert by_table[1]["players"] == names
+    assert by_table[1]["ending"] is None  # still playing
+    ending = by_table[3]["ending"]
+    assert ending and ending in finished  # the words the room shows
+    assert "East Ann; South Bea; West Cy; North Di" in as_csv.text
+    assert ending in as_csv.text
 
 
 def test_desk_rules_judges_and_reads_the_record(server: Server, browser: Browser) -> None:
@@ -234,13 +255,21 @@ def test_wrong_links_and_a_stopped_server_get_plain_sentences(
         expect(page.get_by_role("link", name="Open East's table instead")).to_be_visible()
         expect(page.locator(".desk-layout")).to_be_hidden()  # no dead buttons under it
         assert_axe_clean(page, "a seat's link opened as a desk (phone)")
+        page.get_by_role("link", name="Open East's table instead").click()  # the way out
+        expect(page.locator("#who")).to_have_text("You are East")
         page.goto(f"{server.base_url}/desk/{gid}x#token={tokens['director']}")
         expect(page.locator("#message")).to_contain_text("There is no such game")
+        expect(page.locator(".desk-layout")).to_be_hidden()
         page.goto(f"{server.base_url}/desk/{gid}#token=not-the-secret")
         expect(page.locator("#message")).to_contain_text("This link's secret does not open")
+        expect(page.locator(".desk-layout")).to_be_hidden()
         page.goto(f"{server.base_url}/room/{gid}#token={tokens['director']}")
         expect(page.locator("#message")).to_contain_text("no such round on this server")
         expect(page.locator("#tables-card")).to_be_hidden()
+        expect(page.locator(".room-controls")).to_have_count(2)
+        for controls in page.locator(".room-controls").all():  # no dead buttons either
+            expect(controls).to_be_hidden()
+        assert_axe_clean(page, "a wrong round link (phone)")
         # a round created from its page shows every link; then the server stops
         page.goto(f"{server.base_url}/rounds/new")
         page.fill("#count", "2")

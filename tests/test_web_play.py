@@ -22,12 +22,19 @@ expect.set_options(timeout=20_000)
 BOTS = ["south", "west", "north"]
 NAMES = {"east": "Ann", "south": "Bea", "west": "Cy", "north": "Di"}
 #: counts the tiles that fly to their receiver (motion.js adds a .flight copy per tile)
+#: and the received tiles that come in moving (an animation started on a tile above the rack)
 COUNT_FLIGHTS = """
 window.__flights = 0;
+window.__arrivals = 0;
 new MutationObserver((records) => {
   for (const r of records) for (const n of r.addedNodes)
     if (n.classList && n.classList.contains('flight')) window.__flights += 1;
 }).observe(document, {childList: true, subtree: true});
+const animate = Element.prototype.animate;
+Element.prototype.animate = function (...args) {
+  if (this.closest && this.closest('#received')) window.__arrivals += 1;
+  return animate.apply(this, args);
+};
 """
 
 
@@ -102,6 +109,9 @@ def test_east_declares_heavenly_by_keyboard_while_three_bots_think(
         desk = director.new_page()
         desk.goto(f"{server.base_url}/desk/{game['game_id']}#token={game['tokens']['director']}")
         expect(desk.locator("#players")).to_contain_text("Ann (East), Bea (South)")
+        expect(desk.locator("#audit")).to_contain_text(  # the audit names the players too
+            "Ann (East) declared Mah Jongg: a Heavenly Hand (pending)."
+        )
         expect(desk.locator("#judge-form")).to_be_visible()
         desk.get_by_label("invalid").check()
         desk.fill("#judge-text", "Not a hand of this year's card")
@@ -123,6 +133,93 @@ def test_east_declares_heavenly_by_keyboard_while_three_bots_think(
         )
         assert_axe_clean(east, "the table after the verdict")
         shots(east, "verdict")
+    finally:
+        context.close()
+        director.close()
+
+
+def play_keeping_fourteen(page: Page, limit: float = 120) -> None:
+    """East's Charleston by clicks against bots that act at once: place, pass three from
+    the hand, continue, and offer no courtesy tile (so East ends holding 14)."""
+    deadline = time.monotonic() + limit
+    ended = page.locator("#ended")
+    while not ended.is_visible():
+        assert time.monotonic() < deadline, page.locator("body").inner_text()
+        place = page.get_by_role("button", name="Place all")
+        carry_on = page.locator('button[data-key="continue"]:enabled')
+        offer = page.locator('button[data-key="offer-0"]:enabled')
+        button = page.locator("button.pass")
+        if place.count() and place.is_enabled():
+            place.click()
+        elif carry_on.count():
+            carry_on.click()
+        elif offer.count():
+            offer.click()
+        elif button.count():  # lift up to three (some may be up already), then pass
+            tiles = page.locator('#rack .tile:not([data-face="J"]):not(.lifted)')
+            for _ in range(3 - page.locator("#rack .tile.lifted").count()):
+                tiles.first.click()
+            if button.is_enabled():
+                button.click()
+        page.wait_for_timeout(150)
+    # a Charleston that ends on a pass (no Courtesy Pass) leaves its tiles to place
+    place = page.get_by_role("button", name="Place all")
+    if place.count():
+        place.click()
+    expect(page.locator("#received-zone")).to_be_hidden()
+
+
+def test_east_declares_an_earthly_hand_and_every_seat_hears_the_verdict(
+    server: Server, browser: Browser
+) -> None:
+    """After a whole Charleston against three bots (East offers no courtesy tile and keeps
+    14), East declares an Earthly Hand from the page; the desk judges it valid with a
+    reason; East's ending and every seat's history say so, with the director's reason."""
+    shots = Shots("play_earthly")
+    game = create(server, ruleset="nmjl", seed=8, bots=BOTS, bot_pace=0, players=NAMES)
+    context = browser.new_context(viewport=DESKTOP)
+    director = browser.new_context(viewport=DESKTOP)
+    reason = "Checked against this year's card"
+    try:
+        east = open_seat(context, server, game, "east")
+        play_keeping_fourteen(east)
+        history = east.locator("#history-list")
+        expect(history.locator('li[data-kind="end"]').first).to_have_text(
+            re.compile(r"^The Charleston is over\. (All passes|Stopped by a vote|Every pass)")
+        )
+        east.get_by_role("button", name="Declare Mah Jongg (Earthly hand)").click()
+        east.locator("dialog#ask").get_by_role("button", name="Declare Mah Jongg").click()
+        expect(history).to_contain_text("You declared Mah Jongg: an Earthly Hand.")
+        expect(east.locator("#ended")).to_contain_text(
+            "Ann (East) declared an Earthly Hand once the Charleston was complete; "
+            "the director has still to judge it."
+        )
+        desk = director.new_page()
+        desk.goto(f"{server.base_url}/desk/{game['game_id']}#token={game['tokens']['director']}")
+        expect(desk.locator("#judge-what")).to_have_text(
+            "Ann (East) declared an Earthly Hand: judge it against the card."
+        )
+        desk.get_by_label("valid: the game ends").check()
+        desk.fill("#judge-text", reason)
+        desk.get_by_role("button", name="Judge the declaration").click()
+        desk.get_by_role("dialog").get_by_role("button", name="Judge it valid").click()
+        expect(history).to_contain_text(
+            f"The director judged your Earthly Hand valid: “{reason}”. "
+            "The game ends with this hand."
+        )
+        ended = east.locator("#ended")
+        expect(ended).to_contain_text("the director judged it valid: the game ends with this hand.")
+        expect(ended).to_contain_text(f"The director's reason: “{reason}”")
+        assert_axe_clean(east, "the table after an Earthly Hand judged valid")
+        shots(east, "earthly-valid")
+        doc_shot(east, "table-earthly", full_page=True)
+        for seat in BOTS:  # every seat's history says what the director decided
+            watched = open_seat(context, server, game, seat)
+            expect(watched.locator("#history-list")).to_contain_text(
+                f"The director judged Ann's Earthly Hand valid: “{reason}”."
+            )
+            expect(watched.locator("#ended")).to_contain_text(f"“{reason}”")
+            watched.close()
     finally:
         context.close()
         director.close()
@@ -160,6 +257,7 @@ def test_the_vote_comes_in_seat_by_seat_on_a_phone(server: Server, browser: Brow
                 expect(guide).to_contain_text("A blind pass is allowed on the last pass")
                 assert_axe_clean(page, "the blind pass with its guide, phone")
                 shots(page, "blind-guide")
+                doc_shot(page, "table-guide-phone", full_page=True)
                 page.get_by_role("button", name=re.compile("^Got it")).tap()
                 expect(guide).to_be_hidden()
             expect(page.locator("button.pass")).to_have_text(f"Pass 3 {direction}")
@@ -167,6 +265,7 @@ def test_the_vote_comes_in_seat_by_seat_on_a_phone(server: Server, browser: Brow
             expect(page.locator("#received .tile.floating")).to_have_count(3)
             if number == 1:
                 assert page.evaluate("window.__flights") == 3  # each tile flew to Bea
+                assert page.evaluate("window.__arrivals") == 3  # and came in from Di's side
                 expect(page.locator('#others [data-seat="south"]')).to_contain_text("Bea")
                 expect(page.locator("#last-pass")).to_contain_text("to Bea (Right)")
                 doc_shot(page, "table-phone", full_page=True)
@@ -216,6 +315,12 @@ def test_the_vote_comes_in_seat_by_seat_on_a_phone(server: Server, browser: Brow
         assert "Stopped by a vote:" in words and "the Second Charleston was not played" in words
         if stopper:
             assert f"{stopper} voted to stop" in words
+        # the history ends with the same words, on this seat's page and on a bot's
+        end = history.locator('li[data-kind="end"]').first
+        expect(end).to_have_text(words)
+        watched = open_seat(context, server, game, "west")
+        expect(watched.locator('#history-list li[data-kind="end"]').first).to_have_text(words)
+        watched.close()
         for name in ("Bea", "Cy", "Di"):
             expect(history).to_contain_text(re.compile(f"{name} (voted|offered)"))
         page.locator("#rack .tile").first.tap()  # nothing is lifted after the end
@@ -251,6 +356,7 @@ def test_reduced_motion_moves_nothing_and_the_pass_explains_itself(
         page.locator("button.pass").click()
         expect(page.locator("#received .tile.floating")).to_have_count(3)
         assert page.evaluate("window.__flights") == 0
+        assert page.evaluate("window.__arrivals") == 0
         moving = "document.getAnimations().filter(a => a.constructor === Animation).length"
         assert page.evaluate(moving) == 0  # no tile arrived moving either
         # the seat cards name the seats: a seat without a name keeps its wind

@@ -213,6 +213,11 @@ def test_a_spectator_sees_the_table_and_never_a_tile(server: Server, browser: Br
         expect(page.locator("#seats li")).to_have_count(4)
         expect(page.locator("#seats")).to_contain_text("Eve (East)")
         expect(page.locator("#ended")).to_contain_text("The Charleston is over", timeout=90_000)
+        # the history's last line says how it ended, in the same words (the record's reason
+        # alone said "all passes complete" after a stop)
+        words = page.locator("#ended").inner_text()
+        end = page.locator('#history li[data-kind="charleston_ended"]').first
+        expect(end).to_contain_text(words)
         expect(page.locator("#history")).to_contain_text(
             re.compile(r"passed 3 tiles (right|left|across) to")
         )

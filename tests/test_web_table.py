@@ -68,6 +68,23 @@ def _box(page: Page, locator: Any) -> dict[str, float]:
     raise AssertionError(f"{locator} has no box on the page")
 
 
+def notes_apart(page: Page) -> None:
+    """Each floating tile's note ("from North") lies inside the received zone and over no
+    other tile's note (they ran into each other when a name was wider than a tile)."""
+    boxes = page.locator("#received .tile.floating .note").evaluate_all(
+        "ns => ns.map(n => { const r = n.getBoundingClientRect();"
+        " return [r.left, r.top, r.right, r.bottom]; })"
+    )
+    zone = page.locator("#received").evaluate(
+        "e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }"
+    )
+    assert boxes
+    for i, a in enumerate(boxes):
+        assert a[0] >= zone[0] and a[1] >= zone[1] and a[2] <= zone[2], (a, zone)
+        for b in boxes[i + 1 :]:
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
+
+
 def touch_drag(context: BrowserContext, page: Page, source: Any, target: Any) -> None:
     """A finger drag from the middle of source to the left edge of target (real touch input
     through the DevTools protocol: Chromium turns it into pointer events of type touch)."""
@@ -142,6 +159,7 @@ def test_phone_by_touch(server: Server, browser: Browser) -> None:
         expect(floating).to_have_count(3)
         expect(floating.first).to_contain_text("from North")
         expect(page.locator("#last-pass")).to_contain_text("to South (Right)")
+        notes_apart(page)
         no_horizontal_overflow(page)
         assert_axe_clean(page, "table with floating tiles, phone")
         shots(page, "floating")
@@ -229,6 +247,7 @@ def test_keyboard_only_pass_then_history(server: Server, browser: Browser) -> No
         floating = page.locator("#received .tile.floating")
         expect(floating).to_have_count(3)
         expect(floating.first).to_contain_text("from North")
+        notes_apart(page)
         assert_axe_clean(page, "table after a pass, desktop")
         shots(page, "after-pass")
         # place one floating tile after the rack's focused tile, by keys

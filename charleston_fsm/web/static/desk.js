@@ -5,7 +5,7 @@
 
 import { Api, gameIdFromPath, showLive, tokenFor } from "./api.js";
 import { $, joined } from "./dom.js";
-import { SEATS, faceName, tileElement, title } from "./tiles.js";
+import { SEATS, aHand, faceName, tileElement, title } from "./tiles.js";
 import { confirmAct, dueText, element, plainError, unreachable } from "./console.js";
 import { facesOf, routeOf, timelineRow, transfersTable } from "./desk_audit.js";
 import { storyItem, storyOf } from "./desk_story.js";
@@ -99,7 +99,7 @@ function renderFacts(view, seq) {
   if (Object.keys(view.courtesy_agreed).length) lines.push(`Courtesy agreed: ${Object.entries(view.courtesy_agreed).map(([p, n]) => `${joined(p.split("-").map(seatName))} ${n}`).join("; ")}`);
   if (g.declaration) {
     const d = g.declaration;
-    lines.push(`${seatName(d.seat)} declared a ${title(d.kind)} Hand: ${d.judged ? `judged ${d.verdict} by the director` : d.verdict}`);
+    lines.push(`${seatName(d.seat)} declared ${aHand(d.kind)}: ${d.judged ? `judged ${d.verdict} by the director` : d.verdict}`);
   }
   if (g.ding_dong) lines.push(`Ding Dong: ${g.ding_dong.requested} of ${g.ding_dong.max}${g.ding_dong.ready ? `, ${seatName(g.ding_dong.ready)} Ready` : ""}${g.ding_dong.closed ? ", closed" : ""}`);
   if (g.finished) lines.push(`Over: ${g.ending?.text ?? g.ended_reason ?? "complete"}`);
@@ -149,7 +149,7 @@ function renderTools(view) {
   const d = g.declaration;
   const pending = d && !d.judged && !(d.kind === "heavenly" && !g.finished);
   $("judge-form").hidden = !pending;
-  if (pending) $("judge-what").textContent = `${seatName(d.seat)} declared a ${title(d.kind)} Hand: judge it against the card.`;
+  if (pending) $("judge-what").textContent = `${seatName(d.seat)} declared ${aHand(d.kind)}: judge it against the card.`;
 }
 
 function renderView(view, seq) {
@@ -162,9 +162,12 @@ function renderView(view, seq) {
   }
 }
 
-/** Which pass each row belongs to: its own step, else the state the table was in. */
+/** Which pass each row belongs to: its own step, else the state the table was in (the
+ * record's first move names the state it left, the view the state it is in: no state id
+ * is assumed here). */
 function assignSteps() {
-  let current = "CHARLESTON_P1_R";
+  const moved = state.events.find((e) => e.type === "state_changed");
+  let current = moved?.payload?.from?.at(-1) ?? state.view?.game?.state?.at(-1) ?? "";
   for (const e of state.events) {
     if (e.type === "state_changed") {
       state.stepOf.set(e.seq, current);
@@ -251,8 +254,9 @@ async function refresh() {
     if (!state.faces.size) state.faces = facesOf((await api.get("/replay?seq=1")).view);
     await loadAudit();
     assignSteps();
-    renderStory();
     const now = await api.get();
+    state.view = now.view; // the story's last end says how the table ended, by this view
+    renderStory();
     if ($("follow").checked) {
       state.shownSeq = state.lastSeq;
       $("seq-out").textContent = String(state.lastSeq);
@@ -260,7 +264,6 @@ async function refresh() {
       await drawDiagram(null);
       document.body.dataset.replaySeq = String(state.lastSeq);
     } else {
-      state.view = now.view;
       renderTools(now.view);
       renderRoundTools(now.view);
     }
@@ -288,10 +291,12 @@ function zoom(by) {
 }
 
 function renderStory() {
-  const lines = storyOf(state.events, state.faces, seatName, stateName);
+  const g = state.view?.game;
+  const lines = storyOf(state.events, state.faces, seatName, stateName, g?.finished ? g.ending?.text : null);
   const list = $("audit");
-  if (list.dataset.count === String(lines.length)) return;
-  list.dataset.count = String(lines.length);
+  const key = `${lines.length}|${lines.findLast((l) => l.kind === "end")?.text ?? ""}`;
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
   list.replaceChildren(...lines.map(storyItem));
 }
 
@@ -431,7 +436,7 @@ async function start() {
     const me = await api.get();
     if (me.role !== "director") {
       broken(`This is ${title(me.role)}'s link, not the director's: it opens ${title(me.role)}'s table.`, {
-        href: `/table/${encodeURIComponent(gameId)}`,
+        href: `/table/${encodeURIComponent(gameId)}#token=${encodeURIComponent(api.token)}`, // the same secret
         text: `Open ${title(me.role)}'s table instead`,
       });
       return;

@@ -3,14 +3,18 @@
 // the time and the tile ids follow in a small details line.
 
 import { element, joined } from "./dom.js";
-import { faceName, title } from "./tiles.js";
+import { aHand, faceName, title } from "./tiles.js";
 import { clockTime, duration } from "./console.js";
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** Sentences for the director: `faces` maps a tile id to its face, `name(seat)` names a
- * seat, `stateName(id)` names a chart state. Returns {seq, kind, text, ids} per row. */
-export function storyOf(events, faces, name, stateName) {
+ * seat, `stateName(id)` names a chart state, `ending` is how a finished table ended in
+ * words (the view's, said by the last end row: the record's reason alone says "all
+ * passes complete" after a stop; it stays on that row's details line). Returns {seq,
+ * kind, text, ids} per row. */
+export function storyOf(events, faces, name, stateName, ending = null) {
+  const lastEnd = events.findLast((e) => e.type === "charleston_ended")?.seq;
   const face = (id) => faceName(faces.get(id) || "?");
   const tiles = (ids) => joined((ids || []).map(face)) || "no tile";
   const code = (ids) => (ids || []).map((id) => `${faces.get(id) || "?"}#${id}`).join(", ");
@@ -68,11 +72,11 @@ export function storyOf(events, faces, name, stateName) {
         kind = "state";
         break;
       case "charleston_ended":
-        text = `The Charleston ended: ${p.reason}.`;
+        text = ending && e.seq === lastEnd ? `The Charleston is over. ${ending}` : `The Charleston ended: ${p.reason}.`;
         kind = "end";
         break;
       case "mah_jongg_declared":
-        text = `${who} declared Mah Jongg: a ${title(p.kind)} Hand (${p.verdict}).`;
+        text = `${who} declared Mah Jongg: ${aHand(p.kind)} (${p.verdict}).`;
         kind = "declare";
         break;
       case "declaration_judged":
@@ -140,7 +144,8 @@ export function storyOf(events, faces, name, stateName) {
       default:
         text = `${who ? `${who}: ` : ""}${e.type.replaceAll("_", " ")}.`;
     }
-    out.push({ seq: e.seq, at: e.created_at, kind, text, ids: code(ids) });
+    const recorded = kind === "end" && ending && e.seq === lastEnd ? `recorded reason: ${p.reason}` : "";
+    out.push({ seq: e.seq, at: e.created_at, kind, text, ids: recorded || code(ids) });
   }
   return out;
 }

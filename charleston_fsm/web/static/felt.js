@@ -5,7 +5,7 @@
 
 import { $, element, joined } from "./dom.js";
 import { fullName, nameOf, state } from "./table_state.js";
-import { SEATS, placeOf, title } from "./tiles.js";
+import { SEATS, aHand, placeOf, title } from "./tiles.js";
 
 const SIDES = { right: "on your right", across: "across from you", left: "on your left" };
 
@@ -108,7 +108,7 @@ export function renderPhase(v) {
     const whose = d.seat === v.seat ? "Your" : `${fullName(d.seat)}'s`;
     lines.push(d.judged && d.verdict === "invalid" && d.kind === "heavenly"
       ? `${whose} Heavenly Hand was judged invalid and set aside`
-      : `${d.seat === v.seat ? "You" : fullName(d.seat)} declared a ${title(d.kind)} Hand (${d.judged ? `judged ${d.verdict}` : d.verdict})`);
+      : `${d.seat === v.seat ? "You" : fullName(d.seat)} declared ${aHand(d.kind)} (${d.judged ? `judged ${d.verdict}` : d.verdict})`);
   }
   const dd = g.ding_dong;
   if (dd && (dd.requested > 0 || g.phase.startsWith("ding_dong") || dd.ready || dd.closed)) {

@@ -3,7 +3,7 @@
 // received, and the table's public talk (votes, offers, the clock's acts).
 
 import { joined } from "./dom.js";
-import { faceName, faceOf, placeOf, tilesInWords, title } from "./tiles.js";
+import { aHand, faceName, faceOf, placeOf, tilesInWords, title } from "./tiles.js";
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
@@ -148,7 +148,7 @@ export class History {
         return entry("courtesy", `Courtesy pass: ${pair} agreed on ${plural(p.count, "tile")}.`);
       }
       case "mah_jongg_declared":
-        return entry("declare", `${Name(who)} declared Mah Jongg${p.kind ? `: a ${title(p.kind)} Hand` : ""}.`);
+        return entry("declare", `${Name(who)} declared Mah Jongg${p.kind ? `: ${aHand(p.kind)}` : ""}.`);
       case "ding_dong_requested":
         return entry("dingdong", `${Name(who)} requested a Ding Dong.`);
       case "ready_declared":

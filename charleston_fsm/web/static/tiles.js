@@ -102,6 +102,9 @@ export function tileElement(tile, { tag = "button", note = "" } = {}) {
 export const SEATS = ["east", "south", "west", "north"];
 export const title = (word) => (word ? word[0].toUpperCase() + word.slice(1) : "");
 
+/** A declared hand with its article: "a Heavenly Hand", "an Earthly Hand". */
+export const aHand = (kind) => `${/^[aeiou]/i.test(kind ?? "") ? "an" : "a"} ${title(kind)} Hand`;
+
 /** Where another seat sits as seen from `me`: right, across or left (the pass directions). */
 export function placeOf(me, seat) {
   const d = (SEATS.indexOf(seat) - SEATS.indexOf(me) + 4) % 4;

@@ -6,7 +6,7 @@
 
 import { Api, ApiError, tokenFor } from "./api.js";
 import { $, element, joined } from "./dom.js";
-import { SEATS, title } from "./tiles.js";
+import { SEATS, aHand, title } from "./tiles.js";
 import { clockTime, dueText, duration, plainError, unreachable } from "./console.js";
 
 const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
@@ -44,9 +44,9 @@ export function sentence(e) {
     case "ding_dong_given": return `${who} gave one tile to each other player.`;
     case "ready_declared": return `${who} declared Ready: no more Ding Dong.`;
     case "ding_dong_closed": return "The director closed the Ding Dong window.";
-    case "mah_jongg_declared": return `${who} declared Mah Jongg: a ${title(p.kind)} Hand.`;
+    case "mah_jongg_declared": return `${who} declared Mah Jongg: ${aHand(p.kind)}.`;
     case "declaration_judged": return `The director judged the ${title(p.kind)} Hand ${p.verdict}.`;
-    case "charleston_ended": return `The Charleston is over: ${p.reason}.`;
+    case "charleston_ended": return endedWords(e);
     case "ruling_recorded": return `The director recorded a ${p.kind}${e.seat ? ` about ${who}` : ""}: “${p.text}”.`;
     case "clock_expired": return `${who}'s time ran out: the clock ${p.done} for them.`;
     case "seat_late": return `${who}'s time ran out: flagged late.`;
@@ -59,6 +59,17 @@ export function sentence(e) {
     case "spectator_link": return "";
     default: return "";
   }
+}
+
+/** The end in words: the last end of a finished table says how it ended (the view's
+ * ending, with the players' names); an earlier one (a Heavenly Hand set aside after it)
+ * keeps the record's reason. The record's reason alone said "all passes complete" for a
+ * Charleston stopped by a vote. */
+function endedWords(e) {
+  const g = state.answer?.view?.game;
+  const last = state.events.findLast((x) => x.type === "charleston_ended");
+  if (g?.finished && g.ending?.text && last?.seq === e.seq) return `The Charleston is over. ${g.ending.text}`;
+  return `The Charleston is over: ${e.payload?.reason ?? "complete"}.`;
 }
 
 function progress(g) {
@@ -117,15 +128,16 @@ function renderTable() {
   }
   const ended = $("ended");
   ended.hidden = !g.finished;
-  const why = (g.ending?.text ?? g.ended_reason ?? "complete").replace(/\.$/, "");
-  ended.textContent = g.finished ? `The Charleston is over: ${why}.` : "";
+  const why = g.ending?.text ?? `${title(g.ended_reason ?? "complete")}.`;
+  ended.textContent = g.finished ? `The Charleston is over. ${why}` : "";
 }
 
 function renderHistory() {
   const list = $("history");
   const lines = state.events.map((e) => [e, sentence(e)]).filter(([, text]) => text);
-  if (list.dataset.count === String(lines.length)) return;
-  list.dataset.count = String(lines.length);
+  const key = `${lines.length}|${lines.at(-1)?.[1] ?? ""}`; // the end's words follow the view
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
   list.replaceChildren(...lines.reverse().map(([e, text]) => {
     const li = element("li", text);
     li.value = e.seq;
