@@ -140,7 +140,9 @@ def deliveries_row(database: Database, count: int) -> Figure:
         timeout = os.environ.get(TIMEOUT_ENV)
         os.environ[TIMEOUT_ENV] = SEND_TIMEOUT
         try:
-            store.webhooks.create(f"http://127.0.0.1:{port}/hook", ["*"])
+            # deleted after the row (below): the next run's receiver has another port, and
+            # an endpoint left here would have the next run's rows sent to a closed one
+            endpoint = store.webhooks.create(f"http://127.0.0.1:{port}/hook", ["*"])
             now = datetime.now(UTC)
             games = [f"bench-{n}" for n in range(max(1, count // 4))]
             entries = [
@@ -160,6 +162,7 @@ def deliveries_row(database: Database, count: int) -> Figure:
             finally:
                 worker.stop()
             floor = _raw_posts(port, len(entries) // 4)
+            store.webhooks.delete(endpoint["id"])
         finally:
             if timeout is None:
                 os.environ.pop(TIMEOUT_ENV, None)
