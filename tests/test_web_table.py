@@ -71,10 +71,14 @@ def _box(page: Page, locator: Any) -> dict[str, float]:
 def notes_apart(page: Page) -> None:
     """Each floating tile's note ("from North") lies inside the received zone and over no
     other tile's note (they ran into each other when a name was wider than a tile)."""
-    boxes = page.locator("#received .tile.floating .note").evaluate_all(
-        "ns => ns.map(n => { const r = n.getBoundingClientRect();"
-        " return [r.left, r.top, r.right, r.bottom]; })"
-    )
+    for _ in range(50):  # the arriving tiles' motion and the bots' redraws: laid out first
+        boxes = page.locator("#received .tile.floating .note").evaluate_all(
+            "ns => ns.map(n => { const r = n.getBoundingClientRect();"
+            " return [r.left, r.top, r.right, r.bottom]; })"
+        )
+        if boxes and all(b[2] > b[0] for b in boxes):
+            break
+        page.wait_for_timeout(100)
     zone = page.locator("#received").evaluate(
         "e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }"
     )

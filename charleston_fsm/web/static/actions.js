@@ -63,7 +63,8 @@ function button(key, label, onClick, { disabled = false, cls = "", why = "" } = 
   b.dataset.key = key;
   b.disabled = disabled || state.busy;
   if (why && b.disabled) b.setAttribute("aria-describedby", `why-${key}`);
-  b.addEventListener("click", onClick);
+  b.handler = onClick; // a redraw that changes nothing keeps the button and takes its handler
+  b.addEventListener("click", (event) => b.handler(event));
   return b;
 }
 
@@ -113,9 +114,8 @@ const BY_PHASE = {
 };
 
 export function renderActions(v) {
-  const box = $("actions");
-  const focusedKey = box.contains(document.activeElement) ? document.activeElement.dataset.key : null;
-  box.replaceChildren();
+  const shown = $("actions");
+  const box = document.createElement("div");
   const can = new Set(v.allowed_commands);
   const row = (...children) => {
     const div = element("div", "", "row");
@@ -132,11 +132,25 @@ export function renderActions(v) {
       : v.clock?.bot ? "The service's bot plays your seat." : "Waiting for the others…";
     row(note(waiting));
   }
+  if (keepIfSame(shown, box)) return;
+  const focusedKey = shown.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+  shown.replaceChildren(...box.childNodes);
   if (focusedKey) {
-    const again = box.querySelector(`[data-key="${focusedKey}"]`);
+    const again = shown.querySelector(`[data-key="${focusedKey}"]`);
     if (again && !again.disabled) again.focus();
-    else settleFocus(box);
+    else settleFocus(shown);
   }
+}
+
+/** Whether the drawn actions already read as `fresh` (the same markup, no form field): they
+ * stay, their buttons given the fresh handlers. Every stream event redraws the table, and a
+ * button rebuilt under a person's finger, pointer or screen reader loses the press or the
+ * focus: on a slow phone the bots' events came faster than a tap could land. */
+function keepIfSame(shown, fresh) {
+  if (shown.innerHTML !== fresh.innerHTML || fresh.querySelector("select, input, textarea")) return false;
+  const old = shown.querySelectorAll("button");
+  fresh.querySelectorAll("button").forEach((b, i) => { old[i].handler = b.handler; });
+  return true;
 }
 
 /** Focus lost with its button: the first thing to do next, else the rack. */
