@@ -14,7 +14,16 @@ import httpx
 import pytest
 from api_helpers import Game, Server, running
 from playwright.sync_api import Browser, Page, expect
-from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean, doc_shot, dom_tile_ids, held
+from web_helpers import (
+    DESKTOP,
+    PHONE,
+    Shots,
+    assert_axe_clean,
+    doc_shot,
+    dom_tile_ids,
+    held,
+    press,
+)
 
 SEATS = ["east", "south", "west", "north"]
 LIFTED = re.compile(r"\blifted\b")  # a class among others
@@ -525,11 +534,11 @@ def play_until_over(page: Page, shots: Shots, limit: float = 90) -> None:
         carry_on = page.get_by_role("button", name="Continue")
         button = pass_button(page)
         if place_all_button.is_visible() and place_all_button.is_enabled():
-            place_all_button.click()
+            press(place_all_button)
         elif carry_on.count() and carry_on.is_enabled():
-            carry_on.click()
+            press(carry_on)
         elif offer.count() and offer.is_enabled():
-            offer.click()
+            press(offer)
         elif button.count() and page.locator("#rack .tile.lifted").count() == 0:
             word = (button.text_content() or "Pass 0").split()[1]
             need = 0 if word == "no" else int(word)
@@ -537,7 +546,7 @@ def play_until_over(page: Page, shots: Shots, limit: float = 90) -> None:
                 lift(page, need)
             if button.is_enabled():
                 shots(page, f"pass-{button.text_content()}")
-                button.click()
+                press(button)
         page.wait_for_timeout(150)
     shots(page, "over")
 

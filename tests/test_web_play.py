@@ -16,7 +16,7 @@ import httpx
 import pytest
 from api_helpers import Server
 from playwright.sync_api import Browser, BrowserContext, Page, expect
-from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean, doc_shot
+from web_helpers import DESKTOP, PHONE, Shots, assert_axe_clean, doc_shot, press
 
 expect.set_options(timeout=20_000)
 BOTS = ["south", "west", "north"]
@@ -150,17 +150,17 @@ def play_keeping_fourteen(page: Page, limit: float = 120) -> None:
         offer = page.locator('button[data-key="offer-0"]:enabled')
         button = page.locator("button.pass")
         if place.count() and place.is_enabled():
-            place.click()
+            press(place)
         elif carry_on.count():
-            carry_on.click()
+            press(carry_on)
         elif offer.count():
-            offer.click()
+            press(offer)
         elif button.count():  # lift up to three (some may be up already), then pass
             tiles = page.locator('#rack .tile:not([data-face="J"]):not(.lifted)')
             for _ in range(3 - page.locator("#rack .tile.lifted").count()):
                 tiles.first.click()
             if button.is_enabled():
-                button.click()
+                press(button)
         page.wait_for_timeout(150)
     # a Charleston that ends on a pass (no Courtesy Pass) leaves its tiles to place
     place = page.get_by_role("button", name="Place all")

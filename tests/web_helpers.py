@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Locator
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 CHROMIUM = os.environ.get("CHARLESTON_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("CHARLESTON_WEB_ARTIFACTS", "tests/artifacts"))
@@ -124,3 +126,20 @@ def assert_axe_clean(page: Any, where: str) -> None:
     assert not bad, f"axe on {where}: " + "; ".join(
         f"{v['id']} ({v['impact']}): {v['help']} at {v['nodes'][:3]}" for v in bad
     )
+
+
+def press(button: Locator) -> None:
+    """Click what the page offered, unless the game moved on first. On a loaded machine a
+    button can go between a loop seeing it and the click landing: a bot's stop vote takes
+    the vote's buttons away, the answer to the last click takes "Place all" away. A loop
+    that plays whatever the page offers then looks again; a button still offered and
+    still not clickable after 30 s is a failure."""
+    for attempt in range(6):
+        try:
+            button.click(timeout=5000)
+            return
+        except PlaywrightTimeout:
+            if not (button.count() and button.is_enabled()):
+                return  # taken away meanwhile: the caller looks at the page again
+            if attempt == 5:
+                raise
