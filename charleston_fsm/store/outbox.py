@@ -156,6 +156,18 @@ class Attempt:
 
 
 _EARLIER = WebhookOutboxRow.__table__.alias("earlier")
+#: pending rows of active endpoints whose time has come (the partial index of pending rows)
+_PENDING_NOW = (
+    select(WebhookOutboxRow.id)
+    .join(WebhookEndpointRow, WebhookEndpointRow.id == WebhookOutboxRow.endpoint_id)
+    .where(
+        WebhookOutboxRow.status == "pending",
+        WebhookOutboxRow.next_attempt_at <= bindparam("now"),
+        WebhookEndpointRow.status == "active",
+    )
+)
+#: whether any row is due at all: most turns of the worker find nothing
+_ANYTHING_DUE = _PENDING_NOW.limit(1)
 #: the due rows, each the first pending of its endpoint's queue, in the feed's order
 #: (built once: a statement's construction costs more than its cached compilation). The
 #: first of its queue: the least feed id of the queue's pending rows, a subplan run per
@@ -163,37 +175,18 @@ _EARLIER = WebhookOutboxRow.__table__.alias("earlier")
 #: the table's statistics (a NOT EXISTS over the earlier rows, planned on a table too new
 #: to have any, scanned the whole index per candidate: 3 s a claim of 500 rows out of
 #: 4,000 on PostgreSQL)
-_DUE = (
-    select(WebhookOutboxRow.id)
-    .join(WebhookEndpointRow, WebhookEndpointRow.id == WebhookOutboxRow.endpoint_id)
-    .where(
-        WebhookOutboxRow.status == "pending",
-        WebhookOutboxRow.next_attempt_at <= bindparam("now"),
-        WebhookEndpointRow.status == "active",
-        WebhookOutboxRow.feed_id
-        == (
-            select(func.min(_EARLIER.c.feed_id))
-            .where(
-                _EARLIER.c.endpoint_id == WebhookOutboxRow.endpoint_id,
-                _EARLIER.c.queue == WebhookOutboxRow.queue,
-                _EARLIER.c.status == _PENDING,
-            )
-            .scalar_subquery()
-        ),
+_DUE = _PENDING_NOW.where(
+    WebhookOutboxRow.feed_id
+    == (
+        select(func.min(_EARLIER.c.feed_id))
+        .where(
+            _EARLIER.c.endpoint_id == WebhookOutboxRow.endpoint_id,
+            _EARLIER.c.queue == WebhookOutboxRow.queue,
+            _EARLIER.c.status == _PENDING,
+        )
+        .scalar_subquery()
     )
-    .order_by(WebhookOutboxRow.feed_id)
-)
-#: whether any row of an active endpoint is due (the partial index of pending rows)
-_ANYTHING_DUE = (
-    select(WebhookOutboxRow.id)
-    .join(WebhookEndpointRow, WebhookEndpointRow.id == WebhookOutboxRow.endpoint_id)
-    .where(
-        WebhookOutboxRow.status == "pending",
-        WebhookOutboxRow.next_attempt_at <= bindparam("now"),
-        WebhookEndpointRow.status == "active",
-    )
-    .limit(1)
-)
+).order_by(WebhookOutboxRow.feed_id)
 
 
 class Outbox(Part):
