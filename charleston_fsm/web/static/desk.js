@@ -16,6 +16,9 @@ const api = new Api(gameId, tokenFor(gameId));
 const state = {
   events: [], lastSeq: 0, shownSeq: null, urls: [], faces: new Map(), audit: null, view: null,
   stepOf: new Map(), ruleset: null, zoom: 1, down: false,
+  // each draw of the table takes a number; one that comes back after a later one began paints
+  // nothing, so a quick slider or a stream event never leaves an older seq on show
+  showing: 0,
 };
 
 function say(text, kind = "info") {
@@ -210,10 +213,13 @@ function renderTimeline() {
   if ($("follow").checked) slider.value = String(state.lastSeq);
 }
 
-async function drawDiagram(seq) {
+/** The statechart's SVG now (seq null) or as it stood at seq. */
+function diagramAt(seq) {
+  return api.get(seq === null ? "/diagram?format=svg" : `/replay/diagram?format=svg&seq=${seq}`, "text");
+}
+
+function paintDiagram(seq, svg) {
   const box = $("diagram");
-  const path = seq === null ? "/diagram?format=svg" : `/replay/diagram?format=svg&seq=${seq}`;
-  const svg = await api.get(path, "text");
   box.innerHTML = svg;
   box.dataset.seq = seq === null ? "live" : String(seq);
   const svgEl = box.querySelector("svg");
@@ -232,12 +238,13 @@ async function showAt(seq) {
   $("slider").value = String(seq);
   $("seq-out").textContent = String(seq);
   try {
-    const answer = await api.get(`/replay?seq=${seq}`);
-    if (Number($("slider").value) !== seq) return; // the slider moved on meanwhile
+    const mine = ++state.showing;
+    const [answer, svg] = await Promise.all([api.get(`/replay?seq=${seq}`), diagramAt(seq)]);
+    if (mine !== state.showing) return; // the slider moved on meanwhile
     state.shownSeq = seq;
     renderView(answer.view, seq);
     renderTimeline();
-    await drawDiagram(seq);
+    paintDiagram(seq, svg);
     document.body.dataset.replaySeq = String(seq);
   } catch (error) {
     fail(error);
@@ -258,10 +265,13 @@ async function refresh() {
     state.view = now.view; // the story's last end says how the table ended, by this view
     renderStory();
     if ($("follow").checked) {
+      const mine = ++state.showing;
+      const svg = await diagramAt(null);
+      if (mine !== state.showing) return; // a move of the slider owns the table now
       state.shownSeq = state.lastSeq;
       $("seq-out").textContent = String(state.lastSeq);
       renderView(now.view, null);
-      await drawDiagram(null);
+      paintDiagram(null, svg);
       document.body.dataset.replaySeq = String(state.lastSeq);
     } else {
       renderTools(now.view);
