@@ -30,7 +30,7 @@ def test_the_deliveries_row_counts_rows_its_receiver_took_run_after_run() -> Non
     so a run must leave no endpoint behind (a second run sent to the first one's closed
     receiver: "connection refused", found by a 3-run bench)."""
     with sqlite_database() as database:
-        platform_rows.outbox_cpu_row(database, samples=20)  # leaves no endpoint behind
+        entry, outbox = platform_rows.outbox_cpu_row(database, samples=20)  # no endpoint left
         figures = [platform_rows.deliveries_row(database, 40) for _ in range(2)]
         store = database.store()
         try:
@@ -42,6 +42,9 @@ def test_the_deliveries_row_counts_rows_its_receiver_took_run_after_run() -> Non
     assert [f.details["deliveries"] for f in figures] == [40, 40]
     assert all(f.value > 0 for f in figures)
     assert left == [] and endpoints == []  # each run took its endpoint and rows away
+    # the outbox is measured on top of the feed entry, which has no target of its own
+    assert outbox.floor == entry.value and outbox.goal.bound == 1.10 and entry.met is None
+    assert entry.details["feed_and_outbox_ratio"] == pytest.approx(entry.ratio * outbox.ratio)
 
 
 def test_a_receiver_that_refuses_stops_the_row_with_what_it_answered() -> None:

@@ -18,10 +18,11 @@ PostgreSQL's only."""
 
 @dataclass(frozen=True)
 class Goal:
-    """A target: ``of`` the value or the ratio to the floor, at least or at most ``bound``."""
+    """A target: ``of`` the value or the ratio to the floor, at least or at most ``bound``
+    (``None``: a figure shown beside another's target, with none of its own)."""
 
     text: str
-    bound: float
+    bound: float | None
     of: str = "value"  # or "ratio"
     at_least: bool = False
 
@@ -56,9 +57,10 @@ class Figure:
     def met(self) -> bool | None:
         """Whether the target is met (None: a ratio target with no floor measured)."""
         measured = self.ratio if self.goal.of == "ratio" else self.value
-        if measured is None:
+        bound = self.goal.bound
+        if measured is None or bound is None:
             return None
-        return measured >= self.goal.bound if self.goal.at_least else measured <= self.goal.bound
+        return measured >= bound if self.goal.at_least else measured <= bound
 
     def to_dict(self) -> dict[str, Any]:
         return {

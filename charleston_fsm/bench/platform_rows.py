@@ -3,9 +3,16 @@
 1. **CPU per command**: a command that makes a feed entry (a clock's pause or resume)
    through ``store.writes.annotate``, its process CPU (``time.process_time``) per command
    in three shapes, alternated in blocks in the same run on one game: without the feed's
-   rider (the floor), with the feed and no endpoint, with the feed and one endpoint
-   subscribed to everything (an outbox row per command). The goal: the outbox costs a
-   command at most 10 % of its CPU.
+   rider, with the feed and no endpoint, with the feed and one endpoint subscribed to
+   everything (an outbox row per command). Two figures of them:
+
+   - *the outbox*: the command with its outbox row beside the same command writing its
+     feed entry with no endpoint. The goal (the platform issue's): at most 10 % of its
+     CPU. The outbox is what webhooks add to a write; the feed entry is written whether
+     or not anyone has an endpoint.
+   - *the feed entry*: the command with its entry beside the same command without the
+     rider, shown with no target of its own (what a platform's feed costs a write; the
+     two ratios multiplied are what both cost, in ``details``).
 2. **Deliveries/s**: one ``DeliveryWorker`` (as a ``serve`` process runs it) sending
    outbox rows of many games to a receiver in another process on 127.0.0.1 (a threaded
    ``http.server`` answering 204, ``receiver.py``), from the first claim to the last row
@@ -40,8 +47,8 @@ def _cpu_per_command(run: Callable[[], object], count: int) -> float:
     return (time.process_time() - started) / count
 
 
-def outbox_cpu_row(database: Database, samples: int) -> Figure:
-    """Process CPU per command with the feed and an outbox row, beside none of them."""
+def outbox_cpu_row(database: Database, samples: int) -> list[Figure]:
+    """Process CPU per command with the feed's entry, and with an outbox row besides."""
     store = database.store()
     try:
         game_id = store.registry.create_game(seed=1, clock={"vote": 60})
@@ -72,17 +79,38 @@ def outbox_cpu_row(database: Database, samples: int) -> Figure:
     finally:
         store.dispose()
     none, with_feed, with_outbox = (statistics.median(shapes[s]) * 1e3 for s in shapes)
-    return Figure(
-        row="platform",
-        database=database.name,
-        name="a command's CPU with the feed and an outbox row (one endpoint)",
-        value=with_outbox,
-        unit="ms",
-        floor=none,
-        floor_name="the same command without the feed's rider (same run)",
-        goal=Goal("≤ 1.10× the floor", 1.10, of="ratio"),
-        details={"feed_only_ms": with_feed, "blocks": len(shapes["none"]), "block": BLOCK},
-    )
+    details = {
+        "no_rider_ms": none,
+        "feed_only_ms": with_feed,
+        "feed_and_outbox_ms": with_outbox,
+        "feed_and_outbox_ratio": with_outbox / none,
+        "blocks": len(shapes["none"]),
+        "block": BLOCK,
+    }
+    return [
+        Figure(
+            row="platform",
+            database=database.name,
+            name="a command's CPU with its feed entry (no endpoint)",
+            value=with_feed,
+            unit="ms",
+            floor=none,
+            floor_name="the same command without the feed's rider (same run)",
+            goal=Goal("none of its own (the feed's price; the outbox's target is below)", None),
+            details=details,
+        ),
+        Figure(
+            row="platform",
+            database=database.name,
+            name="a command's CPU with an outbox row (one endpoint)",
+            value=with_outbox,
+            unit="ms",
+            floor=with_feed,
+            floor_name="the same command writing its feed entry, no endpoint (same run)",
+            goal=Goal("≤ 1.10× the floor", 1.10, of="ratio"),
+            details=details,
+        ),
+    ]
 
 
 #: how long the receiver may take to listen (it imports the standard library only)
@@ -223,4 +251,4 @@ def _raw_posts(port: int, count: int) -> float:
 
 
 def platform_rows(database: Database, samples: int, quick: bool) -> list[Figure]:
-    return [outbox_cpu_row(database, samples), deliveries_row(database, 400 if quick else 4000)]
+    return [*outbox_cpu_row(database, samples), deliveries_row(database, 400 if quick else 4000)]
