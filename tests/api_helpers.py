@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from charleston_fsm.bench.server import ServeProcess, cli_command
 from charleston_fsm.engine.bots import bots_for, play
 from charleston_fsm.engine.commands import Command
 from charleston_fsm.engine.events import Event
+from charleston_fsm.engine.moments import iso
 from charleston_fsm.engine.seats import SEATS
 from charleston_fsm.engine.tiles import is_joker
 
@@ -111,9 +113,13 @@ class Game:
         with server.client() as c:
             response = c.post("/v1/games", json=body)
         assert response.status_code == 201, response.text
-        data = response.json()
-        game = cls(server, data["game_id"], data["tokens"])
-        game.clients = {role: server.client(data["tokens"][role]) for role in ROLES}
+        return cls.of(server, response.json())
+
+    @classmethod
+    def of(cls, server: Server, created: Mapping[str, Any]) -> Game:
+        """The game a ``POST /v1/games`` answer (201) created, a client per role."""
+        game = cls(server, created["game_id"], created["tokens"])
+        game.clients = {role: server.client(created["tokens"][role]) for role in ROLES}
         return game
 
     def path(self, tail: str = "") -> str:
@@ -318,3 +324,20 @@ class Knowledge:
             if candidates:
                 known = set(self.by_seq[min(candidates)][seat])
         return tile_ids(payload) - known
+
+
+def created_ahead(
+    server: Server, path: str, body: Mapping[str, Any]
+) -> tuple[dict[str, Any], datetime]:
+    """``POST path`` of a game or round whose tables start by themselves a moment from now:
+    the answer (201) and that moment. A busy machine may take longer than the moment to
+    create it (422 ``start_in_the_past``); then a later one is asked for."""
+    for ahead in (3, 8, 20, 60):
+        start = datetime.now(UTC) + timedelta(seconds=ahead)
+        with server.client() as client:
+            answer = client.post(path, json={**body, "start": iso(start)})
+        if answer.status_code == 422 and answer.json()["code"] == "start_in_the_past":
+            continue
+        assert answer.status_code == 201, answer.text
+        return answer.json(), start
+    raise AssertionError(f"every start asked of {path} was past when the service got it")

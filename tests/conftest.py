@@ -175,6 +175,22 @@ def sqlite_url(tmp_path: Path, _sqlite_template: Path) -> str:
     return f"sqlite:///{path}"
 
 
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def module_db_url(
+    request: pytest.FixtureRequest, _sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """A migrated database of each backend shared by a module's tests (for one ``serve``
+    per database and module; PostgreSQL: the session's database, which ``pg_url``
+    empties for the other tests, so a module's tests make games of their own)."""
+    if request.param == "postgres":
+        return request.getfixturevalue("_pg_database")
+    path = tmp_path_factory.mktemp("module-db") / "db.sqlite3"
+    shutil.copyfile(_sqlite_template, path)
+    return f"sqlite:///{path}"
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db_url(request: pytest.FixtureRequest) -> str:
     """A fresh, migrated database of each backend (the URL; see ``store``)."""

@@ -6,38 +6,24 @@ part of a record that verifies offline."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
-from api_helpers import Game, Server, StreamReader, ok, running
+from api_helpers import Game, Server, StreamReader, created_ahead, ok, running
 
 from charleston_fsm.engine.moments import iso, parse_time
 from charleston_fsm.engine.tiles import is_joker
 from charleston_fsm.ledger.record_verify import verify_record
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
-def server(
-    request: pytest.FixtureRequest,
-    _sqlite_template: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
+@pytest.fixture(scope="module")
+def server(module_db_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One ``serve`` per database for the module (each test plays games of its own)."""
-    where = tmp_path_factory.mktemp(f"round-control-{request.param}")
-    if request.param == "sqlite":
-        shutil.copyfile(_sqlite_template, where / "db.sqlite3")
-        url = f"sqlite:///{where / 'db.sqlite3'}"
-    else:
-        url = request.getfixturevalue("_pg_database")
-    with running(url, where) as served:
+    with running(module_db_url, tmp_path_factory.mktemp("round-control")) as served:
         yield served
 
 
@@ -98,8 +84,8 @@ def test_a_held_table_takes_nothing_until_its_director_starts_it(server: Server)
 
 @pytest.mark.rule("SVC-12")
 def test_a_start_time_starts_the_table_by_itself_at_that_instant(server: Server) -> None:
-    start = datetime.now(UTC) + timedelta(seconds=2)
-    game = Game.create(server, seed=6, start=iso(start), clock={"confirm_pass": 30})
+    created, start = created_ahead(server, "/v1/games", {"seed": 6, "clock": {"confirm_pass": 30}})
+    game = Game.of(server, created)
     try:
         assert game.view("west")["clock"]["start_at"] == iso(start)
         rows = until(lambda: [e for e in events(game) if e["type"] == "game_started"], "the start")

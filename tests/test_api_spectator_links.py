@@ -7,9 +7,7 @@ table's chain."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,22 +15,10 @@ import pytest
 from api_helpers import Server, ok, running, tile_ids
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
-def server(
-    request: pytest.FixtureRequest,
-    _sqlite_template: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
+@pytest.fixture(scope="module")
+def server(module_db_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One ``serve`` per database for the module (each test makes games of its own)."""
-    where = tmp_path_factory.mktemp(f"spectator-links-{request.param}")
-    if request.param == "sqlite":
-        shutil.copyfile(_sqlite_template, where / "db.sqlite3")
-        url = f"sqlite:///{where / 'db.sqlite3'}"
-    else:
-        url = request.getfixturevalue("_pg_database")
-    with running(url, where) as served:
+    with running(module_db_url, tmp_path_factory.mktemp("spectator-links")) as served:
         yield served
 
 

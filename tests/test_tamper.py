@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import stat
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -262,22 +261,13 @@ EMPTIED = ("quarantines", "anchors", "game_credentials", "projections", "command
 EMPTIED += ("games", "rounds")
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(scope="module")
 def shared_server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    module_db_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Server]]:
-    """This module's ``serve`` and its database URL, per backend (PostgreSQL: the
-    session's database, which ``pg_url`` empties for the other tests)."""
-    if request.param == "postgres":
-        url = request.getfixturevalue("_pg_database")
-    else:
-        path = tmp_path_factory.mktemp("tamper") / "shared.sqlite3"
-        shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
-        url = f"sqlite:///{path}"
-    with running(url, tmp_path_factory.mktemp("tamper-serve")) as server:
-        yield url, server
+    """This module's ``serve`` and its database URL, per backend."""
+    with running(module_db_url, tmp_path_factory.mktemp("tamper-serve")) as server:
+        yield module_db_url, server
 
 
 @pytest.fixture
