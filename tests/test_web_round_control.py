@@ -221,6 +221,9 @@ def test_a_spectator_sees_the_table_and_never_a_tile(server: Server, browser: Br
         expect(page.locator("#history")).to_contain_text(
             re.compile(r"passed 3 tiles (right|left|across) to")
         )
+        # each row once, newest first, however the bots' stream events bunched up
+        seqs = page.locator("#history li").evaluate_all("items => items.map((i) => i.value)")
+        assert seqs == sorted(set(seqs), reverse=True), seqs
         content = page.content()
         assert not TILE_CODE.search(content), TILE_CODE.search(content)
         assert "data-id=" not in content

@@ -13,7 +13,7 @@ const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponen
 const roundMode = parts[1] === "round";
 const subject = parts.at(-1) || "";
 const token = tokenFor(subject);
-const state = { answer: null, events: [], last: 0, stop: null, timer: null, retry: null, rules: null };
+const state = { answer: null, events: [], last: 0, stop: null, timer: null, retry: null, rules: null, reading: false, again: false };
 
 function say(text, kind = "info") {
   $("message").textContent = text;
@@ -154,7 +154,27 @@ async function loadRules(name) {
   if (response.ok) state.rules = (await response.json()).title ?? name;
 }
 
+/** One read at a time: a stream event while a read is under way (a slow answer on a busy
+ * link) asks for one more read after it, so the history never holds a row twice and an
+ * older view never lands on a newer one. */
 async function refresh(api) {
+  if (state.reading) {
+    state.again = true;
+    return;
+  }
+  state.reading = true;
+  try {
+    await readTable(api);
+  } finally {
+    state.reading = false;
+  }
+  if (state.again) {
+    state.again = false;
+    refresh(api);
+  }
+}
+
+async function readTable(api) {
   clearTimeout(state.retry);
   try {
     state.answer = await api.get("/spectate");
