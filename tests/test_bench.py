@@ -52,9 +52,8 @@ def test_every_row_on_both_databases_has_a_number_and_a_floor(quick_run: dict[st
     assert all(len(by_row[row]) == 2 for row in ROWS if row not in ("http", "notify", "platform"))
     # CPU with the feed entry, with the outbox row on it, webhooks/s; per database
     assert len(by_row["platform"]) == 6
-    # sanity: a command costs more than a bare insert; memory is a real process's
-    for figure in by_row["command"]:
-        assert figure["value"] > figure["floor"] > 0
+    # sanity: memory is a real process's (a command beside its bare insert is a speed: a
+    # busy CI machine once made the quick run's floor the slower, 3.02 against 2.99 ms)
     for figure in by_row["memory"]:
         assert 20 < figure["value"] < 2000
 

@@ -22,6 +22,7 @@ from web_helpers import (
     doc_shot,
     dom_tile_ids,
     held,
+    offered,
     press,
 )
 
@@ -533,19 +534,20 @@ def play_until_over(page: Page, shots: Shots, limit: float = 90) -> None:
         offer = page.get_by_role("button", name="Offer 1")
         carry_on = page.get_by_role("button", name="Continue")
         button = pass_button(page)
-        if place_all_button.is_visible() and place_all_button.is_enabled():
+        if offered(place_all_button):
             press(place_all_button)
-        elif carry_on.count() and carry_on.is_enabled():
+        elif offered(carry_on):
             press(carry_on)
-        elif offer.count() and offer.is_enabled():
+        elif offered(offer):
             press(offer)
         elif button.count() and page.locator("#rack .tile.lifted").count() == 0:
-            word = (button.text_content() or "Pass 0").split()[1]
+            label = (button.all_text_contents() or ["Pass 0"])[0]  # gone meanwhile: look again
+            word = label.split()[1]
             need = 0 if word == "no" else int(word)
             if need:
                 lift(page, need)
-            if button.is_enabled():
-                shots(page, f"pass-{button.text_content()}")
+            if offered(button):
+                shots(page, f"pass-{label}")
                 press(button)
         page.wait_for_timeout(150)
     shots(page, "over")

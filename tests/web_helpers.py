@@ -128,6 +128,14 @@ def assert_axe_clean(page: Any, where: str) -> None:
     )
 
 
+def offered(button: Locator) -> bool:
+    """Whether the page shows ``button`` and it can be pressed, in one look that never
+    waits. Two looks (``count()`` then ``is_enabled()``) race the game: a button taken away
+    between them makes the second wait 30 s for it and fail (CI: "Place all" went with the
+    answer to the click before)."""
+    return button.evaluate_all("els => els.some((e) => !e.disabled && e.checkVisibility())")
+
+
 def press(button: Locator) -> None:
     """Click what the page offered, unless the game moved on first. On a loaded machine a
     button can go between a loop seeing it and the click landing: a bot's stop vote takes
@@ -139,7 +147,7 @@ def press(button: Locator) -> None:
             button.click(timeout=5000)
             return
         except PlaywrightTimeout:
-            if not (button.count() and button.is_enabled()):
+            if not offered(button):
                 return  # taken away meanwhile: the caller looks at the page again
             if attempt == 5:
                 raise
