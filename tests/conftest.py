@@ -170,8 +170,12 @@ def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def sqlite_url(tmp_path: Path, _sqlite_template: Path) -> str:
     """A fresh, migrated SQLite file for this test."""
-    path = tmp_path / "charleston.sqlite3"
-    shutil.copyfile(_sqlite_template, path)
+    return _copy_of(_sqlite_template, tmp_path / "charleston.sqlite3")
+
+
+def _copy_of(template: Path, path: Path) -> str:
+    """The URL of a copy of the migrated ``template`` at ``path``."""
+    shutil.copyfile(template, path)
     return f"sqlite:///{path}"
 
 
@@ -186,9 +190,7 @@ def module_db_url(
     empties for the other tests, so a module's tests make games of their own)."""
     if request.param == "postgres":
         return request.getfixturevalue("_pg_database")
-    path = tmp_path_factory.mktemp("module-db") / "db.sqlite3"
-    shutil.copyfile(_sqlite_template, path)
-    return f"sqlite:///{path}"
+    return _copy_of(_sqlite_template, tmp_path_factory.mktemp("module-db") / "db.sqlite3")
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
