@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/bench_command_path.py [--pg-admin URL] [-n 60
 Wall-clock times swing with whatever else the machine runs; the process's CPU time per
 command and the number of statements and psycopg socket waits per command (counted by
 cProfile) do not, so they compare two versions of the store on a busy machine. See
-``docs/performance.md``, "The command path".
+``docs/bench/history.md``, "The command path".
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from rich.console import Console
 
 from charleston_fsm.engine.commands import ConfirmPass, WithdrawPass
 from charleston_fsm.engine.seats import Seat
-from charleston_fsm.store import GameStore
+from charleston_fsm.store import GameStore, NewGame
 
 console = Console()
 #: psycopg functions whose calls per command are counted (statements, waits, BEGIN/COMMIT)
@@ -29,7 +29,7 @@ COUNTED = {"execute": "statements", "wait": "socket waits", "_exec_command": "tx
 
 
 def figures(store: GameStore, n: int) -> str:
-    game_id = store.registry.create_game(seed=1)
+    game_id = store.registry.create_game(NewGame(seed=1))
     commands = [ConfirmPass(seat=Seat.EAST, tiles=three(store, game_id, Seat.EAST))]
     commands.append(WithdrawPass(seat=Seat.EAST))
     for i in range(50):  # warm: pool, prepared statements, charts

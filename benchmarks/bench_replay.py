@@ -30,8 +30,8 @@ from rich.table import Table as RichTable
 from sqlalchemy import select
 
 from charleston_fsm.ledger.verify import digest, fold_rows
-from charleston_fsm.store import GameStore, StoredEvent, play_bots
-from charleston_fsm.store.models import EventRow
+from charleston_fsm.store import GameStore, NewGame, StoredEvent, play_bots
+from charleston_fsm.store.database.models import EventRow
 
 console = Console()
 
@@ -40,7 +40,7 @@ console = Console()
 def _play(url: str, seeds: Sequence[int]) -> int:
     store = GameStore(url)
     for seed in seeds:
-        play_bots(store, store.registry.create_game(seed=seed), seed)
+        play_bots(store, store.registry.create_game(NewGame(seed=seed)), seed)
     store.dispose()
     return len(seeds)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from charleston_fsm.store.models import metadata
-from charleston_fsm.store.urls import resolve_url
+from charleston_fsm.store.database.models import metadata
+from charleston_fsm.store.database.urls import resolve_url
 
 config = context.config
 

@@ -34,7 +34,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from charleston_fsm.store import GameStore
-from charleston_fsm.store.urls import render, resolve_url
+from charleston_fsm.store.database.urls import render, resolve_url
 
 PG_ENV = "CHARLESTON_TEST_DATABASE_URL"
 PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

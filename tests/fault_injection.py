@@ -26,8 +26,8 @@ from sqlalchemy import event, select
 from sqlalchemy.engine import make_url
 
 from charleston_fsm.store import GameStore
-from charleston_fsm.store.models import CommandRow, GameRow, ProjectionRow
-from charleston_fsm.store.urls import render
+from charleston_fsm.store.database.models import CommandRow, GameRow, ProjectionRow
+from charleston_fsm.store.database.urls import render
 
 #: a point of a command where a fault strikes: the n-th statement (from 1), or the commit
 Point = int | Literal["commit", "after_commit"]

@@ -1,8 +1,9 @@
 """What the feed and webhook tests share: the secrecy scan of an entry, and a receiver.
 
 The receiver is a real HTTP server (``http.server``, threaded) on 127.0.0.1 that records
-every delivery (headers and body) and answers as a test tells it to: 204, a status, or
-after a delay (a time-out). It verifies nothing itself; the tests do, from what it kept.
+every delivery (headers, body, path, when it arrived) and answers as a test tells it to:
+204, a status (with headers: ``(429, {"retry-after": "1"})``), or after a delay. It
+verifies nothing itself; the tests do, from what it kept.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def assert_no_tiles(entry: Mapping[str, Any]) -> None:
 class Delivery:
     headers: dict[str, str]
     body: bytes
+    path: str = "/hook"  # the request's target, as sent
+    arrived: float = field(default_factory=time.time)  # Unix seconds
 
     @property
     def entry(self) -> dict[str, Any]:
@@ -60,7 +63,7 @@ class Receiver:
     """A real receiver: ``answer`` decides each request's status (and may sleep)."""
 
     deliveries: list[Delivery] = field(default_factory=list)
-    answer: Callable[[Delivery], int] = lambda _d: 204
+    answer: Callable[[Delivery], int | tuple[int, dict[str, str]]] = lambda _d: 204
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
 
@@ -77,9 +80,13 @@ class Receiver:
 
 
 @contextmanager
-def receiver(answer: Callable[[Delivery], int] | None = None, port: int = 0) -> Iterator[Receiver]:
-    """A threaded HTTP server on 127.0.0.1 (``port``; 0: a free one), recording each
-    delivery."""
+def receiver(
+    answer: Callable[[Delivery], int | tuple[int, dict[str, str]]] | None = None,
+    port: int = 0,
+    host: str = "127.0.0.1",
+) -> Iterator[Receiver]:
+    """A threaded HTTP server on ``host`` (any 127/8 address on Linux) and ``port`` (0:
+    a free one), recording each delivery."""
     got = Receiver()
     if answer is not None:
         got.answer = answer
@@ -90,13 +97,16 @@ def receiver(answer: Callable[[Delivery], int] | None = None, port: int = 0) -> 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length)
-            delivery = Delivery({k.lower(): v for k, v in self.headers.items()}, body)
-            status = got.answer(delivery)
+            delivery = Delivery({k.lower(): v for k, v in self.headers.items()}, body, self.path)
+            answered = got.answer(delivery)
+            status, extra = answered if isinstance(answered, tuple) else (answered, {})
             delivery.status = status  # type: ignore[attr-defined]
             with got.lock:
                 got.deliveries.append(delivery)
             try:
                 self.send_response(status)
+                for name, value in extra.items():
+                    self.send_header(name, value)
                 self.send_header("content-length", "0")
                 self.end_headers()
             except OSError:
@@ -106,9 +116,9 @@ def receiver(answer: Callable[[Delivery], int] | None = None, port: int = 0) -> 
             return
 
     ThreadingHTTPServer.allow_reuse_address = True
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
-    got.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    got.url = f"http://{host}:{server.server_address[1]}/hook"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

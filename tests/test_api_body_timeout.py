@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 from api_helpers import Game, running
 
 ANSWER_SECONDS = 60  # a busy machine answers late; the 408 itself comes after 1 s
@@ -104,3 +105,46 @@ def test_a_client_leaving_before_its_body_came_is_one_info_line(
         text = server.log_path.read_text()
         assert "unhandled error" not in text and "Traceback" not in text
         assert "ClientDisconnect" not in text
+
+
+def test_event_streams_outlive_the_body_timeout(sqlite_url: str, tmp_path: Path) -> None:
+    """A GET sends no body, so the body timeout never applies to it: the game's stream
+    and the feed's, each held across three 1 s body-timeout periods, still deliver what
+    comes after, and nothing is logged as an error (the feed's stream once was cut at
+    the deadline, two error lines each time: issue 36)."""
+    env = {"CHARLESTON_FEED_HEARTBEAT": "60"}  # no heartbeat: only the deadline could act
+    with running(sqlite_url, tmp_path, args=["--body-timeout", "1"], env=env) as server:
+        game = Game.create(server, seed=7)
+        director = {"Authorization": f"Bearer {game.tokens['director']}"}
+        streams = {
+            "game": (f"{server.base_url}{game.path('/stream')}", director, "pass_confirmed"),
+            "feed": (f"{server.base_url}/v1/feed/stream", {}, "game.step_reached"),
+        }
+        opened = {
+            name: httpx.stream("GET", url, headers=headers, timeout=ANSWER_SECONDS)
+            for name, (url, headers, _) in streams.items()
+        }
+        answers = {name: stream.__enter__() for name, stream in opened.items()}
+        try:
+            assert {a.status_code for a in answers.values()} == {200}
+            lines = {name: answer.iter_lines() for name, answer in answers.items()}
+            started = time.monotonic()
+            while time.monotonic() - started < 3.5:  # three deadlines pass meanwhile
+                time.sleep(0.1)  # not an assertion of timing: holding the streams open
+            for seat in ("east", "south", "west", "north"):
+                body = {"type": "confirm_pass", "tiles": game.plain(seat)}
+                assert game.command(seat, body).status_code == 200
+            for name, (_, _, wanted) in streams.items():
+                seen = []
+                for line in lines[name]:  # what came after the deadlines, on the same stream
+                    seen.append(line)
+                    if line == f"event: {wanted}":
+                        break
+                assert f"event: {wanted}" in seen, (name, seen)
+        finally:
+            for stream in opened.values():
+                stream.__exit__(None, None, None)
+        game.close()
+        logged = server.log_lines()
+        assert not [line for line in logged if line["level"] == "error"], logged
+        assert not [line for line in logged if line.get("status") == 408]

@@ -82,6 +82,7 @@ def test_deadlines_in_views_and_stream_and_a_late_command_refused(
                     "held",
                     "start_at",
                     "started_at",
+                    "awaiting",
                     "bot",
                     "called_at",
                 }

@@ -115,7 +115,8 @@ def test_links_judge_and_room_over_http(db_url: str, tmp_path: Path) -> None:
             results = ok(client.get(f"/v1/rounds/{rid}/results"))
             assert [r["text"] for r in results["tables"][0]["rulings"]] == ["slow", "by the CLI"]
             csv_text = client.get(f"/v1/rounds/{rid}/results", params={"format": "csv"}).text
-            assert csv_text.splitlines()[0].startswith("table,game_id,label,players,finished")
+            header = csv_text.splitlines()[0]
+            assert header.startswith("table,game_id,label,players,player_ids,finished")
             assert "warning west: slow" in csv_text and len(csv_text.splitlines()) == 4
         with server.client(round_["tables"][0]["tokens"]["director"]) as client:
             assert client.get(f"/v1/rounds/{rid}/results").status_code == 401

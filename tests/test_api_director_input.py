@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from test_api_errors import problem
 
 from charleston_fsm.store import GameStore
-from charleston_fsm.store.models import ProjectionRow
+from charleston_fsm.store.database.models import ProjectionRow
 
 JSON = {"Content-Type": "application/json"}
 MALFORMED = b'{"type": "record_ruling", '

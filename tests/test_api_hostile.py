@@ -1,7 +1,7 @@
 """Hostile input answered 4xx with a sentence on every POST route, on both databases
 (issue 30: R1, R2, R3, R6, R9), over real HTTP, and nothing stored by a refusal.
 
-- R1: a body nested 500-1023 deep was a 500 (a recursion error) on the hot command
+- R1: a body nested 500-1023 deep was a 500 (a recursion error) on the command
   route; every body deeper than the service's bound is now a 400 naming the bound, on
   every route that takes a body.
 - R2/R3: NUL or a lone surrogate in a verdict's, a ruling's or any free text was a 500 on
@@ -25,7 +25,7 @@ from api_helpers import Game, ok, running
 from test_api_errors import problem
 
 JSON = {"Content-Type": "application/json"}
-#: a JSON type the hot route leaves to FastAPI's own route (api/hot_route.py)
+#: a JSON type the command route leaves to FastAPI's own handler (api/command_route.py)
 PLUS_JSON = {"Content-Type": "application/x+json"}
 NUL, SURROGATE = "a\x00b", "a\ud800b"
 
@@ -72,7 +72,7 @@ def test_a_deep_body_is_400_on_every_route_that_takes_one(db_url: str, tmp_path:
         ]
         for client, path in routes:
             for depth in (33, 500, 1023, 9000):  # 9000: 54 KB, within the body limit
-                for headers in (JSON, {}):  # the hot route, and FastAPI's reading
+                for headers in (JSON, {}):  # the route's own reading, and FastAPI's
                     answer = client.post(path, content=deep(depth), headers=headers)
                     body = problem(answer, 400, "invalid_request")
                     assert "more than 32 levels deep" in body["detail"], (path, depth)
@@ -193,7 +193,7 @@ def test_the_director_who_loses_the_race_to_judge_hears_it_was_judged(
 
 def test_lax_parsing_is_refused_on_both_command_routes(db_url: str, tmp_path: Path) -> None:
     """R9: a numeric command id, a body with a content encoding and two Authorization
-    headers are refused, on the hot route (``application/json``) and FastAPI's (a
+    headers are refused, on the command route's own reading (``application/json``) and FastAPI's (a
     ``+json`` type, which FastAPI reads), and on the director's and the platform's routes."""
     with running(db_url, tmp_path) as server, server.client() as anonymous:
         game = Game.create(server, seed=6)

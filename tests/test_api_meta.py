@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from api_helpers import Game, Server, running
@@ -41,7 +42,11 @@ def test_openapi_rulesets_health(server: Server) -> None:
             "/readyz",
         ]:
             assert path in spec["paths"], path
-        assert "HTTPBearer" in spec["components"]["securitySchemes"]
+        schemes = spec["components"]["securitySchemes"]
+        holders = {"SeatToken", "DirectorToken", "RoundToken", "SpectatorToken"}
+        assert set(schemes) == {*holders, "PlatformKey", "OrganiserKey"}
+        assert {s["type"] for s in schemes.values()} == {"http"}
+        assert {s["scheme"] for s in schemes.values()} == {"bearer"}
         commands = spec["paths"]["/v1/games/{game_id}/commands"]["post"]["responses"]
         for status in ("400", "401", "403", "404", "409", "415", "422"):
             assert list(commands[status]["content"]) == ["application/problem+json"], status
@@ -138,21 +143,96 @@ def test_web_pages_and_the_joker_rule(server: Server) -> None:
     assert any(front_door in line["msg"] for line in server.log_lines())
 
 
-def test_openapi_says_the_bearer_is_optional_without_a_platform_key(
-    server: Server, sqlite_url: str, tmp_path: Path
+#: the operations that take no token, whatever the service's settings
+PUBLIC = {
+    "GET /healthz",
+    "GET /readyz",
+    "GET /v1/anchor-key",
+    "GET /v1/rulesets",
+    "GET /v1/rulesets/{name}",
+    "GET /v1/rulesets/{name}/diagram",
+}
+
+
+def anonymous_answers(served: Server, key: str | None) -> list[tuple[str, Any, int]]:
+    """Each operation of the document, sent without a token: its status. Path ids are a
+    real game's and round's (an unknown one is a 404 before any 401), required query
+    parameters are given, a body is ``{}``; a stream is read up to its status. Each
+    answer as (operation, its declared security, status)."""
+    creator = {"Authorization": f"Bearer {key}"} if key else {}
+    with served.client() as anon:
+        spec = anon.get("/openapi.json").json()
+        game = anon.post("/v1/games", json={"seed": 1}, headers=creator).json()
+        table = {"seed": 2}
+        made = anon.post("/v1/rounds", json={"table": table, "count": 1}, headers=creator)
+        ids = {
+            "game_id": game["game_id"],
+            "round_id": made.json()["round_id"],
+            "seat": "east",
+            "name": "nmjl",
+            "organiser_id": "org_unknown",
+            "endpoint_id": "ep_" + "0" * 24,
+            "entry_id": "e_unknown",
+        }
+        answers = []
+        for path, operations in spec["paths"].items():
+            for method, operation in operations.items():
+                params = operation.get("parameters", [])
+                query = {
+                    p["name"]: 1 if p["schema"].get("type") == "integer" else "x"
+                    for p in params
+                    if p["in"] == "query" and p.get("required")
+                }
+                body = {"json": {}} if "requestBody" in operation else {}
+                url = path.format(**ids)
+                with anon.stream(method, url, params=query, **body) as answer:
+                    where = f"{method.upper()} {path}"
+                    answers.append((where, operation.get("security"), answer.status_code))
+        return answers
+
+
+@pytest.mark.parametrize("key", [None, "the-platform-key"])
+def test_each_operation_declares_the_tokens_it_takes_and_none_where_it_takes_none(
+    server: Server, sqlite_url: str, tmp_path: Path, key: str | None
 ) -> None:
-    """Issue 17 N9: with no platform key, creating games and rounds takes no token, and
-    the document says so (an empty alternative); with a key, the bearer is required."""
-    with server.client() as anon:
-        spec = anon.get("/openapi.json").json()
-        for path in ("/v1/games", "/v1/rounds"):
-            assert {} in spec["paths"][path]["post"]["security"], path
-        assert {} not in spec["paths"]["/v1/games/{game_id}/commands"]["post"]["security"]
-    env = {"CHARLESTON_PLATFORM_KEY": "k"}
-    with running(sqlite_url, tmp_path, name="keyed", env=env) as keyed, keyed.client() as anon:
-        spec = anon.get("/openapi.json").json()
-        for path in ("/v1/games", "/v1/rounds"):
-            assert {} not in spec["paths"][path]["post"]["security"], path
+    """Issue 36: every operation's ``security`` is what it does. An operation that
+    answers a caller without a token declares an empty alternative ({}): the public
+    ones, and those of the platform's key or an organiser's where the service has no
+    platform key (issue 17 N9: creating and listing games and rounds, the feed, the
+    webhooks); every other one refuses that caller (401, or 403 for organiser management
+    on a service that has no platform key) and lists only the tokens it takes."""
+    env = {"CHARLESTON_PLATFORM_KEY": key} if key else {}
+    if key:
+        with running(sqlite_url, tmp_path, name="keyed", env=env) as keyed:
+            answers = anonymous_answers(keyed, key)
+    else:
+        answers = anonymous_answers(server, key)
+    platform_or_organiser = [{"PlatformKey": []}, {"OrganiserKey": []}]
+    open_to_anyone = []
+    for operation, security, status in answers:
+        where = f"{operation} -> {status}, declared {security}"
+        if operation in PUBLIC:
+            assert security is None and status not in (401, 403), where
+        elif security and {} in security:
+            assert key is None and security[1:] == platform_or_organiser, where
+            assert status not in (401, 403), where
+            open_to_anyone.append(operation)
+        else:
+            assert security, where
+            assert status in (401, 403), where
+    if key is None:
+        for operation in (
+            "GET /v1/games",
+            "POST /v1/games",
+            "GET /v1/rounds",
+            "POST /v1/rounds",
+            "GET /v1/feed",
+            "GET /v1/webhooks",
+            "POST /v1/webhooks",
+        ):
+            assert operation in open_to_anyone, operation
+    else:
+        assert open_to_anyone == []
 
 
 def test_a_wrong_method_names_every_method_of_the_path(server: Server) -> None:

@@ -29,7 +29,7 @@ from test_api_errors import problem
 
 from charleston_fsm.api.app import create_app
 from charleston_fsm.store import GameStore, hash_token
-from charleston_fsm.store.models import FeedRow, OrganiserRow, WebhookOutboxRow, metadata
+from charleston_fsm.store.database.models import FeedRow, OrganiserRow, WebhookOutboxRow, metadata
 
 PLATFORM_KEY = "platform-key-of-the-organisers-test"
 ENV = {"CHARLESTON_PLATFORM_KEY": PLATFORM_KEY, "CHARLESTON_WEBHOOK_ALLOW": "127.0.0.1"}
@@ -60,6 +60,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/watch/round/{round_id}"): "public",
     ("GET", "/watch/{game_id}"): "public",
     ("GET", "/rounds/new"): "public",
+    ("GET", "/compare/{round_id}"): "public",
     ("GET", "/static/{path}"): "public",
     ("GET", "/v1/anchor-key"): "public",
     ("GET", "/v1/rulesets"): "public",
@@ -82,6 +83,9 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/webhooks/{endpoint_id}/pause"): "webhook",
     ("POST", "/v1/webhooks/{endpoint_id}/resume"): "webhook",
     ("DELETE", "/v1/webhooks/{endpoint_id}"): "webhook",
+    ("POST", "/v1/webhooks/{endpoint_id}/rotate-secret"): "webhook",
+    ("POST", "/v1/webhooks/{endpoint_id}/recover"): "webhook",
+    ("POST", "/v1/webhooks/{endpoint_id}/resend/{entry_id}"): "webhook",
     ("GET", "/v1/games/{game_id}"): "game",
     ("POST", "/v1/games/{game_id}/commands"): "game",
     ("GET", "/v1/games/{game_id}/events"): "game",
@@ -94,6 +98,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/v1/games/{game_id}/diagram"): "game",
     ("POST", "/v1/games/{game_id}/director/commands"): "game",
     ("POST", "/v1/games/{game_id}/call"): "game",
+    ("POST", "/v1/games/{game_id}/present"): "game",
     ("POST", "/v1/games/{game_id}/seats/{seat}/token"): "game",
     ("POST", "/v1/games/{game_id}/spectator"): "game",
     ("DELETE", "/v1/games/{game_id}/spectator"): "game",
@@ -108,6 +113,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/rounds/{round_id}/spectator"): "round",
     ("DELETE", "/v1/rounds/{round_id}/spectator"): "round",
     ("GET", "/v1/rounds/{round_id}/results"): "round",
+    ("GET", "/v1/rounds/{round_id}/comparison"): "round",
     ("GET", "/v1/games/{game_id}/spectate"): "spectator",
     ("GET", "/v1/games/{game_id}/spectate/events"): "spectator",
     ("GET", "/v1/games/{game_id}/spectate/stream"): "spectator",
@@ -128,6 +134,8 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/rounds/{round_id}/pause"): {"json": {"command_id": "p1"}},
     ("POST", "/v1/rounds/{round_id}/resume"): {"json": {"command_id": "r1"}},
     ("POST", "/v1/rounds/{round_id}/spectator"): {"json": {"delay": 0}},
+    ("POST", "/v1/webhooks/{endpoint_id}/rotate-secret"): {"json": {"grace_seconds": 60}},
+    ("POST", "/v1/webhooks/{endpoint_id}/recover"): {"json": {"since": "2026-01-01T00:00:00Z"}},
     ("GET", "/v1/games/{game_id}/diagram"): {"params": {"format": "mermaid"}},
     ("GET", "/v1/games/{game_id}/replay/diagram"): {"params": {"seq": 1, "format": "mermaid"}},
     ("GET", "/v1/rulesets/{name}/diagram"): {"params": {"format": "mermaid"}},
@@ -232,6 +240,7 @@ def fill(path: str, target: Target, organiser_id: str) -> str:
         .replace("{round_id}", target.round_id)
         .replace("{organiser_id}", organiser_id)
         .replace("{endpoint_id}", target.endpoint_id)
+        .replace("{entry_id}", "0" * 32)  # no such delivery: 404 for the endpoint's owner
         .replace("{seat}", "east")
         .replace("{name}", "nmjl")
         .replace("{path}", "api.js")

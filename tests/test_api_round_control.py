@@ -99,7 +99,7 @@ def test_a_start_time_starts_the_table_by_itself_at_that_instant(server: Server)
             assert refused.status_code == 422
             assert refused.json()["code"] == "start_in_the_past"
             unzoned = client.post("/v1/games", json={"start": "2030-01-01T00:00:00"})
-            assert unzoned.status_code == 400
+            assert unzoned.status_code == 422 and unzoned.json()["code"] == "invalid_start"
     finally:
         game.close()
 
@@ -257,6 +257,9 @@ def test_a_substitute_gets_a_new_token_and_the_old_one_opens_nothing(server: Ser
             "by": "human",
             "label": "substitute: R. Chen",
             "token_replaced": True,
+            "name": None,  # none given: the seat is named by its wind from now on
+            "player_id": None,
+            "deadline": "fresh",
         }
         refused = game.clients["south"].get(game.path())
         assert refused.status_code == 401 and refused.json()["code"] == "invalid_token"
@@ -368,7 +371,7 @@ def test_a_run_round_is_in_its_record_results_and_audit(server: Server) -> None:
         )
         ok(game.clients["north"].post(game.path("/call"), json={"reason": "why"}))
         ok(direct(game, {"type": "answer_call", "seat": "north", "answer": "cleared"}))
-        ok(game.clients["director"].post(game.path("/spectator"), json={"delay": 5}))
+        ok(game.clients["director"].post(game.path("/spectator"), json={"delay": 45}))
         results = ok(rc.get(f"/v1/rounds/{created['round_id']}/results"))["tables"][0]
         assert [e["label"] for e in results["seats"]["east"]] == ["Ann", "substitute: Bo"]
         assert [e["by"] for e in results["seats"]["west"]] == ["human", "bot"]
@@ -401,7 +404,7 @@ def test_a_run_round_is_in_its_record_results_and_audit(server: Server) -> None:
             "East is played by substitute: Bo with a new token",
             "North calls the director: why",
             "The director answers North's call: cleared",
-            "A spectator link is issued (delay 5 s)",
+            "A spectator link is issued (delay 45 s)",
         ):
             assert line in audit, line
     finally:

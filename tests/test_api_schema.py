@@ -24,7 +24,8 @@ from budget import backends_by
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from charleston_fsm.engine.commands import COMMAND_MODELS
+from charleston_fsm.api.schemas_commands import ANNOTATION_MODELS
+from charleston_fsm.engine.commands import COMMAND_MODELS, DIRECTOR_COMMANDS
 
 #: the views, where every field must be closed, typed and described, and what carries them
 VIEW_COMPONENTS = ("SeatView", "DirectorView")
@@ -283,3 +284,85 @@ def test_every_answer_of_a_played_game_is_as_documented(
     ):
         assert any(k.startswith(operation) for k in checked), (operation, sorted(checked))
     assert sum(checked.values()) > 100
+
+
+# -- what the document declares for every operation -----------------------------------------
+def served_document(sqlite_url: str, tmp_path: Path) -> dict[str, Any]:
+    with running(sqlite_url, tmp_path) as server, server.client() as anon:
+        spec: dict[str, Any] = anon.get("/openapi.json").json()
+    return spec
+
+
+def test_every_command_of_every_role_is_a_body_of_the_document(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """Issue 36: each command route's body is a discriminated union of the commands its
+    token may send, each the engine's own model (its fields, types and constraints) with
+    ``command_id``; none is left out (``extend_time``, ``hand_to_bot``, ``hand_back`` …)."""
+    spec = served_document(sqlite_url, tmp_path)
+    schemas = spec["components"]["schemas"]
+    paths = spec["paths"]
+    routes = {
+        "SeatCommand": "/v1/games/{game_id}/commands",
+        "DirectorCommand": "/v1/games/{game_id}/director/commands",
+    }
+    for union, path in routes.items():
+        body = paths[path]["post"]["requestBody"]
+        assert body["required"] is True
+        assert body["content"]["application/json"]["schema"] == {
+            "$ref": f"#/components/schemas/{union}"
+        }
+    engine = {
+        "SeatCommand": {n: m for n, m in COMMAND_MODELS.items() if n not in DIRECTOR_COMMANDS},
+        "DirectorCommand": {
+            **{n: m for n, m in COMMAND_MODELS.items() if n in DIRECTOR_COMMANDS},
+            **ANNOTATION_MODELS,
+        },
+    }
+    assert set(engine["DirectorCommand"]) == DIRECTOR_COMMANDS
+    assert {"extend_time", "hand_to_bot", "hand_back", "judge_declaration"} <= DIRECTOR_COMMANDS
+    for union, models in engine.items():
+        declared = schemas[union]
+        mapping = declared["discriminator"]["mapping"]
+        assert declared["discriminator"]["propertyName"] == "type"
+        assert set(mapping) == set(models), union
+        assert sorted(m["$ref"] for m in declared["oneOf"]) == sorted(mapping.values())
+        for name, model in models.items():
+            member = schemas[mapping[name].rsplit("/", 1)[-1]]
+            fields = set(model.model_fields)
+            if union == "SeatCommand":
+                fields.add("seat")  # optional: the token's own
+            elif name not in ANNOTATION_MODELS:
+                fields.discard("seat")  # the director names no seat of a chart command
+            assert set(member["properties"]) == fields | {"command_id"}, name
+            assert member["properties"]["type"]["const"] == name
+            assert "type" in member["required"] and member["additionalProperties"] is False
+            engine_schema = model.model_json_schema()["properties"]
+            for field in fields - {"type", "seat"}:
+                assert member["properties"][field].keys() >= engine_schema[field].keys() - {
+                    "$ref"
+                }, (name, field)
+
+
+def test_every_answer_declares_its_schema_and_every_operation_its_name(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """A client generated from the document gets a type for every answer: each 2xx
+    answer with a body names a schema (not FastAPI's empty one), each error is a
+    problem+json, and each operation has a unique id (the generated function's name)."""
+    spec = served_document(sqlite_url, tmp_path)
+    found, ids = [], []
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            ids.append(operation["operationId"])
+            for status, response in operation["responses"].items():
+                for media, content in response.get("content", {}).items():
+                    where = f"{method.upper()} {path} -> {status} {media}"
+                    if not content.get("schema"):
+                        found.append(f"{where}: no schema")
+                    if status.startswith(("4", "5")) and media != "application/problem+json":
+                        found.append(f"{where}: an error that is not problem+json")
+                if status.startswith("2") and status != "204" and not response.get("content"):
+                    found.append(f"{method.upper()} {path} -> {status}: no body declared")
+    assert found == []
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)

@@ -3,7 +3,10 @@ the create answers; what each opens (the spectator routes of its table or round,
 else) and what it never opens (a seat's view, the desk, a command, the record); a delay
 past an hour refused, changing nothing; a link issued again with a delay (the old one
 opens nothing, the new one waits for rows that old) and revoked, each a row of the
-table's chain."""
+table's chain. A round's delay holds on every link of its tables: the links its creation
+answers with, links issued later (a shorter delay refused), the round's link issued
+again with a longer one; a featured table's live link is an explicit choice, labelled
+live wherever a link's delay is stated."""
 
 from __future__ import annotations
 
@@ -133,9 +136,11 @@ def test_a_rounds_link_lists_its_tables_and_is_issued_again_or_revoked(server: S
             refused(old.get(f"/v1/games/{first['game_id']}/spectate"), 401)
         with server.client(again["token"]) as behind:
             listing = ok(behind.get(listing_path))
-            # behind a delay, only what creation fixed: where a table is would be newer
+            # behind a delay, where a table stood then: nothing is a minute old yet
             assert listing["delay"] == 60
-            assert all("state_labels" not in t for t in listing["tables"])
+            for t in listing["tables"]:
+                assert t["as_of"] is None and t["shown_from"] and t["state_labels"] == [], t
+                assert t["phase"] is None and t["finished"] is False
             waiting = refused(behind.get(f"/v1/games/{first['game_id']}/spectate"), 409)
             assert waiting["code"] == "behind_delay"
         ok(room.delete(f"/v1/rounds/{round_id}/spectator"))
@@ -144,3 +149,77 @@ def test_a_rounds_link_lists_its_tables_and_is_issued_again_or_revoked(server: S
             refused(revoked.get(f"/v1/games/{first['game_id']}/spectate"), 401)
     with server.client(first["tokens"]["director"]) as desk:  # a table's token: not the round's
         refused(desk.post(f"/v1/rounds/{round_id}/spectator", json={}), 401, 403)
+
+
+def spectated(server: Server, game_id: str, token: str) -> httpx.Response:
+    with server.client(token) as watch:
+        return watch.get(f"/v1/games/{game_id}/spectate")
+
+
+@pytest.mark.rule("SVC-16")
+def test_a_rounds_delay_holds_on_every_link_of_its_tables(server: Server) -> None:
+    body = {"table": {"seed": 82}, "count": 3, "spectator_delay": 40, "live_tables": [2]}
+    round_ = created(server, "/v1/rounds", body)
+    round_id = round_["round_id"]
+    first, featured, third = round_["tables"]
+    # every link states its delay: the round's, but the featured table's live link
+    assert [t["spectator"] for t in round_["tables"]] == [
+        {"delay": 40, "live": False},
+        {"delay": 0, "live": True},
+        {"delay": 40, "live": False},
+    ]
+    for table in (first, third):  # the table's own link is as far behind as the round's
+        waiting = refused(spectated(server, table["game_id"], table["tokens"]["spectator"]), 409)
+        assert waiting["code"] == "behind_delay"
+    live = ok(spectated(server, featured["game_id"], featured["tokens"]["spectator"]))
+    assert live["delay"] == 0 and live["live"] is True
+    # the round's own link shows the featured table behind the round's delay
+    refused(spectated(server, featured["game_id"], round_["spectator_token"]), 409)
+
+    with server.client() as client:  # a table's own delay may be longer, never shorter
+        shorter = client.post(
+            "/v1/rounds", json={"tables": [{"seed": 1, "spectator_delay": 5}], "spectator_delay": 9}
+        )
+        assert refused(shorter, 422)["code"] == "below_round_delay"
+        unknown = client.post("/v1/rounds", json={**body, "live_tables": [4]})
+        assert refused(unknown, 422)["code"] == "unknown_table"
+        longer = client.post(
+            "/v1/rounds",
+            json={"tables": [{"seed": 1, "spectator_delay": 50}], "spectator_delay": 9},
+        )
+        assert longer.json()["tables"][0]["spectator"] == {"delay": 50, "live": False}
+
+    path = f"/v1/games/{first['game_id']}/spectator"
+    director = first["tokens"]["director"]
+    with server.client(director) as desk:
+        below = desk.post(path, json={"delay": 0})
+        assert refused(below, 422)["code"] == "below_round_delay"
+        both = desk.post(path, json={"live": True, "delay": 10})
+        assert refused(both, 422)["code"] == "live_with_delay"
+        assert link_rows(server, first["game_id"], director) == []  # nothing changed
+        again = ok(desk.post(path, json={}))  # no delay given: the round's
+        assert (again["delay"], again["live"]) == (40, False)
+        refused(spectated(server, first["game_id"], again["token"]), 409)
+        featured_now = ok(desk.post(path, json={"live": True}))
+        assert (featured_now["delay"], featured_now["live"]) == (0, True)
+        assert ok(spectated(server, first["game_id"], featured_now["token"]))["live"] is True
+    assert link_rows(server, first["game_id"], director) == [
+        {"action": "issued", "delay": 40},
+        {"action": "issued", "delay": 0, "live": True},
+    ]
+
+    # the round's link issued again with a longer delay: every link of its tables
+    # follows (but a live one); revoking the round's link keeps the round's delay
+    with server.client(round_["token"]) as room:
+        longer_round = ok(room.post(f"/v1/rounds/{round_id}/spectator", json={"delay": 120}))
+        assert (longer_round["delay"], longer_round["live"]) == (120, False)
+        kept = ok(room.post(f"/v1/rounds/{round_id}/spectator", json={}))
+        assert kept["delay"] == 120  # no delay given: the round's as it is
+        ok(room.delete(f"/v1/rounds/{round_id}/spectator"))
+    waiting = spectated(server, third["game_id"], third["tokens"]["spectator"])
+    assert refused(waiting, 409)["code"] == "behind_delay"
+    assert int(waiting.headers["Retry-After"]) > 60  # 120 s behind now, not 40
+    with server.client(third["tokens"]["spectator"]) as watch:
+        listed = ok(watch.get(f"/v1/games/{third['game_id']}/spectate/events"))
+    assert (listed["delay"], listed["live"], listed["events"]) == (120, False, [])
+    assert ok(spectated(server, featured["game_id"], featured["tokens"]["spectator"]))["live"]

@@ -15,8 +15,8 @@ from feed_helpers import receiver
 from charleston_fsm.api.webhook_sender import ALLOW_ENV, TIMEOUT_ENV, DeliveryWorker
 from charleston_fsm.bench import platform_rows
 from charleston_fsm.bench.databases import sqlite_database
-from charleston_fsm.store import feed
-from charleston_fsm.store.models import WebhookOutboxRow
+from charleston_fsm.store.database.models import WebhookOutboxRow
+from charleston_fsm.store.platform import feed
 
 
 @pytest.fixture(autouse=True)

@@ -8,8 +8,9 @@ import math
 from charleston_fsm.api import deps
 from charleston_fsm.bench.databases import sqlite_database
 from charleston_fsm.bench.stages import REST, WRAPPED, budgets
-from charleston_fsm.store import append
-from charleston_fsm.store.writes import Writes
+from charleston_fsm.engine import turns
+from charleston_fsm.store.games import append
+from charleston_fsm.store.games.writes import Writes
 
 STORE_STAGES = {
     "chart (Table.execute)",
@@ -37,4 +38,5 @@ def test_a_command_budget_charges_every_stage_and_adds_up() -> None:
     assert {(id(owner), name): getattr(owner, name) for _, owner, name in WRAPPED} == originals
     assert append.read_head is originals[(id(append), "read_head")]
     assert deps.authenticate is originals[(id(deps), "authenticate")]
-    assert Writes._through_chart is originals[(id(Writes), "_through_chart")]
+    assert turns.command_turn is originals[(id(turns), "command_turn")]
+    assert Writes._append is originals[(id(Writes), "_append")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,7 +18,7 @@ from charleston_fsm.engine.seats import SEATS, Seat
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.tiles import Deal
 from charleston_fsm.engine.views import seat_view
-from charleston_fsm.store import GameStore
+from charleston_fsm.store import GameStore, NewGame
 
 BOTS = [Seat.SOUTH, Seat.WEST, Seat.NORTH]
 
@@ -89,14 +90,14 @@ def test_thinking_time_follows_the_pace() -> None:
     assert clocks.pace_for(None, []) == 0.0
     assert clocks.pace_for(1.5, SEATS) == 1.5
     table = new_table("nmjl")
-    doc = clocks.new_doc(None, BOTS, game="7:g", pace=2.0)
+    doc = clocks.new_clock(None, BOTS, game="7:g", pace=2.0)
     first = [clocks.thinking(doc, table, s, seq) for s in BOTS for seq in range(1, 20)]
     assert all(2.0 * 0.5 * 3 <= t <= 2.0 * 1.5 * 3 for t in first)  # the first look
     assert len(set(first)) > 10
     table.execute(DeclareMahJongg(seat=E))  # no pass now: an ordinary decision's time
     later = [clocks.thinking(doc, table, s, seq) for s in BOTS for seq in range(1, 20)]
     assert all(1.0 <= t <= 3.0 for t in later)
-    assert clocks.thinking({**doc, "pace": 0.0}, table, Seat.SOUTH, 1) == 0.0
+    assert clocks.thinking(replace(doc, pace=0.0), table, Seat.SOUTH, 1) == 0.0
 
 
 def _play_bots(store: GameStore, game_id: str) -> None:
@@ -113,7 +114,7 @@ def test_twenty_bot_only_games_show_both_outcomes_of_the_vote(sqlite_store: Game
     seen = Counter()
     for seed in range(21, 41):
         game_id = sqlite_store.registry.create_game(
-            "nmjl", seed=seed, bots=[s.value for s in SEATS]
+            NewGame("nmjl", seed=seed, bots=[s.value for s in SEATS])
         )
         _play_bots(sqlite_store, game_id)
         seen[outcome(sqlite_store.reads.table(game_id))] += 1
@@ -124,7 +125,9 @@ def test_east_declares_heavenly_while_three_bots_think(sqlite_store: GameStore) 
     """With a pace, the bots take their first look at the rack before passing: East
     declares a Heavenly Hand meanwhile. With no pace they confirm at once, and East's
     window closes (NMJL-14)."""
-    paced = sqlite_store.registry.create_game("nmjl", seed=3, bots=[s.value for s in BOTS], pace=2)
+    paced = sqlite_store.registry.create_game(
+        NewGame("nmjl", seed=3, bots=[s.value for s in BOTS], pace=2)
+    )
     deadlines = sqlite_store.reads.view(paced)["clock"]["deadlines"]
     assert {d["kind"] for d in deadlines.values()} == {"bot"}
     assert min(d["seconds"] for d in deadlines.values()) >= 3.0  # 2 s x 0.5 x 3
@@ -133,7 +136,9 @@ def test_east_declares_heavenly_while_three_bots_think(sqlite_store: GameStore) 
     sqlite_store.writes.execute(paced, DeclareMahJongg(seat=E))
     assert sqlite_store.reads.view(paced)["game"]["ending"]["how"] == "heavenly"
 
-    hasty = sqlite_store.registry.create_game("nmjl", seed=3, bots=[s.value for s in BOTS], pace=0)
+    hasty = sqlite_store.registry.create_game(
+        NewGame("nmjl", seed=3, bots=[s.value for s in BOTS], pace=0)
+    )
     sqlite_store.clock_worker.fire_due_clocks()
     with pytest.raises(errors.HeavenlyHandTooLate):
         sqlite_store.writes.execute(hasty, DeclareMahJongg(seat=E))

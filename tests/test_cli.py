@@ -14,6 +14,7 @@ import pytest
 from api_helpers import cli, running
 
 from charleston_fsm.engine.annotations import from_director
+from charleston_fsm.store import NewGame
 
 
 def test_demo_then_replay_audit_verify(tmp_path: Path) -> None:
@@ -90,7 +91,7 @@ def test_serve_migrates_an_empty_database(tmp_path: Path) -> None:
 
 @pytest.mark.rule("SVC-11")
 def test_ruling_is_recorded_and_audited(sqlite_store, sqlite_url: str) -> None:
-    game_id = sqlite_store.registry.create_game(seed=3)
+    game_id = sqlite_store.registry.create_game(NewGame(seed=3))
     out = cli(
         "ruling", game_id, "--kind", "void", "--text", "Misdeal", "--database-url", sqlite_url
     ).stdout
@@ -134,7 +135,7 @@ def test_demo_reads_well_when_piped(tmp_path: Path) -> None:
 
 def test_replay_shows_the_clock_and_the_director(sqlite_store, sqlite_url: str) -> None:
     game_id = sqlite_store.registry.create_game(
-        ruleset="house", seed=3, clock={"confirm_pass": 600}
+        NewGame(ruleset="house", seed=3, clock={"confirm_pass": 600})
     )
     for n, body in enumerate(
         [
@@ -169,7 +170,7 @@ def test_story_tells_the_clock_rows() -> None:
 
 
 def test_audit_piped_keeps_each_hand_on_one_line(sqlite_store, sqlite_url: str) -> None:
-    game_id = sqlite_store.registry.create_game(seed=3)
+    game_id = sqlite_store.registry.create_game(NewGame(seed=3))
     out = cli("audit", game_id, "--database-url", sqlite_url, env={"COLUMNS": "60"}).stdout
     deal = out[out.index("Deal:") :].splitlines()[1:5]
     assert [line.split()[0] for line in deal] == ["East", "South", "West", "North"]

@@ -16,8 +16,8 @@ from sqlalchemy import select
 from charleston_fsm.engine.errors import CharlestonError, ClockActed
 from charleston_fsm.engine.seats import SEATS, Seat
 from charleston_fsm.engine.tiles import is_joker
-from charleston_fsm.store import GameStore
-from charleston_fsm.store.models import GameRow
+from charleston_fsm.store import GameStore, NewGame
+from charleston_fsm.store.database.models import GameRow
 
 E, S, W, N = SEATS
 
@@ -79,7 +79,7 @@ def test_after_the_clock_passes_for_a_seat_it_plays_the_next_step(store: GameSto
     its view lists confirm_pass for the First Across, and its pass is taken. The same in
     the First Left."""
     game_id = store.registry.create_game(
-        seed=42, clock={"confirm_pass": 1, "on_expiry": "auto_play"}
+        NewGame(seed=42, clock={"confirm_pass": 1, "on_expiry": "auto_play"})
     )
     for step, following in (
         ("CHARLESTON_P1_R", "CHARLESTON_P1_A"),
@@ -110,7 +110,7 @@ def test_in_the_step_the_clock_acted_only_that_decision_is_refused(store: GameSt
     """The clock passes for East while the step is still open: East's change and
     withdrawal of that pass are refused as clock_acted and are not listed; East's
     placing of tiles is not that decision; the others play on."""
-    game_id = store.registry.create_game(seed=7, clock={"confirm_pass": 1})
+    game_id = store.registry.create_game(NewGame(seed=7, clock={"confirm_pass": 1}))
     for seat in (S, W, N):
         confirm(store, game_id, seat)
     store.writes.execute(game_id, {"type": "withdraw_pass", "seat": "north"})  # the step stays open
@@ -137,7 +137,7 @@ def test_a_late_objection_is_taken_after_the_clock_voted_continue(store: GameSto
     objection window North's view lists vote, and its stop is taken (RULES NMJL: a stop
     is still accepted after four continues until the first pass of the Second Charleston
     resolves)."""
-    game_id = store.registry.create_game("nmjl", seed=42, clock={"vote": 1})
+    game_id = store.registry.create_game(NewGame("nmjl", seed=42, clock={"vote": 1}))
     for _ in range(3):  # the First Charleston, with no clock on passes
         for seat in SEATS:
             confirm(store, game_id, seat)
@@ -161,10 +161,12 @@ def test_east_in_the_ding_dong_window_has_a_deadline(store: GameStore) -> None:
     """four_winds with clocks: the window waits for East (a Ding Dong or Ready), so East
     has a deadline there; when it runs out the clock declares Ready and the deal ends."""
     game_id = store.registry.create_game(
-        "four_winds",
-        {"charleston": "off"},
-        seed=5,
-        clock={"confirm_pass": 1, "on_expiry": "auto_play"},
+        NewGame(
+            "four_winds",
+            {"charleston": "off"},
+            seed=5,
+            clock={"confirm_pass": 1, "on_expiry": "auto_play"},
+        )
     )
     assert store.reads.view(game_id)["game"]["state"] == ["DING_DONG_OPEN"]
     mine = store.reads.view(game_id, E)["clock"]
@@ -181,7 +183,7 @@ def test_east_in_the_ding_dong_window_has_a_deadline(store: GameStore) -> None:
 def test_a_seat_that_must_place_first_has_its_decision_s_deadline(store: GameStore) -> None:
     """Clocks on passes only: a seat holding received tiles (it must place them before it
     passes) still has a deadline, and the clock places, then passes for it."""
-    game_id = store.registry.create_game(seed=42, clock={"confirm_pass": 1})
+    game_id = store.registry.create_game(NewGame(seed=42, clock={"confirm_pass": 1}))
     for seat in SEATS:
         confirm(store, game_id, seat)  # the First Right resolves: everyone holds tiles
     for seat in (E, S, W):

@@ -18,8 +18,8 @@ from charleston_fsm.engine.commands import ChangePass, ConfirmPass
 from charleston_fsm.engine.errors import ClockActed, ClockNotRunning, InvalidCommand
 from charleston_fsm.engine.seats import SEATS, Seat
 from charleston_fsm.engine.tiles import is_joker
-from charleston_fsm.store import GameStore, InvalidGameSetup
-from charleston_fsm.store.models import CommandRow, GameRow
+from charleston_fsm.store import GameStore, InvalidGameSetup, NewGame
+from charleston_fsm.store.database.models import CommandRow, GameRow
 
 SHORT = 0.2
 ALL_KINDS = {"confirm_pass": SHORT, "vote": SHORT, "courtesy": SHORT, "place_tiles": SHORT}
@@ -45,7 +45,7 @@ def types(store: GameStore, game_id: str, after: int = 0) -> list[tuple[str, str
 
 @pytest.mark.rule("SVC-10")
 def test_bot_seats_play_a_game_to_the_end_with_no_human(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=5, bots=[s.value for s in SEATS])
+    game_id = store.registry.create_game(NewGame(seed=5, bots=[s.value for s in SEATS]))
     assert store.reads.view(game_id)["clock"]["bots"] == [s.value for s in sorted(SEATS)]
     for _ in range(500):
         if not store.clock_worker.fire_due_clocks():
@@ -62,7 +62,7 @@ def test_bot_seats_play_a_game_to_the_end_with_no_human(store: GameStore) -> Non
 
 @pytest.mark.rule("SVC-10")
 def test_expiry_acts_for_the_seat_from_its_own_view(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=7, clock={"confirm_pass": SHORT})
+    game_id = store.registry.create_game(NewGame(seed=7, clock={"confirm_pass": SHORT}))
     seat_clock = store.reads.view(game_id, "east")["clock"]
     assert seat_clock["kind"] == "confirm_pass" and seat_clock["seconds"] == SHORT
     assert not seat_clock["paused"] and not seat_clock["late"]
@@ -98,7 +98,7 @@ def test_expiry_acts_for_the_seat_from_its_own_view(store: GameStore) -> None:
 
 @pytest.mark.rule("SVC-10")
 def test_late_human_command_after_the_clock_acted_is_refused(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=8, clock={"confirm_pass": SHORT})
+    game_id = store.registry.create_game(NewGame(seed=8, clock={"confirm_pass": SHORT}))
     store.writes.execute(
         game_id, ConfirmPass(seat=Seat.SOUTH, tiles=plain(store, game_id, Seat.SOUTH))
     )
@@ -128,7 +128,7 @@ def test_late_human_command_after_the_clock_acted_is_refused(store: GameStore) -
 
 def test_flag_late_flags_and_does_not_act(store: GameStore) -> None:
     game_id = store.registry.create_game(
-        seed=9, clock={"confirm_pass": SHORT, "on_expiry": "flag_late"}
+        NewGame(seed=9, clock={"confirm_pass": SHORT, "on_expiry": "flag_late"})
     )
     for seat in (Seat.SOUTH, Seat.WEST, Seat.NORTH):
         store.writes.execute(game_id, ConfirmPass(seat=seat, tiles=plain(store, game_id, seat)))
@@ -149,7 +149,7 @@ def test_flag_late_flags_and_does_not_act(store: GameStore) -> None:
 
 @pytest.mark.rule("SVC-11")
 def test_pause_and_resume_are_recorded_and_shift_deadlines(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=10, clock={"confirm_pass": SHORT})
+    game_id = store.registry.create_game(NewGame(seed=10, clock={"confirm_pass": SHORT}))
     due = parse_time(store.reads.view(game_id)["clock"]["deadlines"]["east"]["due_at"])
     store.writes.annotate(game_id, from_director({"type": "pause_clock"}), "p-1")
     assert store.reads.view(game_id, "east")["clock"]["paused"]
@@ -174,7 +174,7 @@ def test_pause_and_resume_are_recorded_and_shift_deadlines(store: GameStore) -> 
 
 
 def test_pause_without_a_clock_is_refused(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=11)
+    game_id = store.registry.create_game(NewGame(seed=11))
     with pytest.raises(ClockNotRunning, match="no clock"):
         store.writes.annotate(game_id, from_director({"type": "pause_clock"}), "p-1")
     assert store.registry.last_seq(game_id) == 1
@@ -182,7 +182,7 @@ def test_pause_without_a_clock_is_refused(store: GameStore) -> None:
 
 @pytest.mark.rule("SVC-11")
 def test_rulings_join_the_chain_and_the_audit_and_move_no_tile(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=12)
+    game_id = store.registry.create_game(NewGame(seed=12))
     store.writes.execute(
         game_id, ConfirmPass(seat=Seat.EAST, tiles=plain(store, game_id, Seat.EAST))
     )
@@ -222,22 +222,22 @@ def test_rulings_join_the_chain_and_the_audit_and_move_no_tile(store: GameStore)
 
 def test_clock_options_are_checked_at_creation(store: GameStore) -> None:
     with pytest.raises(InvalidGameSetup, match=r"clock\.vote"):
-        store.registry.create_game(seed=1, clock={"vote": -1})
+        store.registry.create_game(NewGame(seed=1, clock={"vote": -1}))
     with pytest.raises(InvalidGameSetup, match="on_expiry"):
-        store.registry.create_game(seed=1, clock={"on_expiry": "shout"})
+        store.registry.create_game(NewGame(seed=1, clock={"on_expiry": "shout"}))
     with pytest.raises(InvalidGameSetup, match="Bot seats"):
-        store.registry.create_game(seed=1, bots=["middle"])
-    game_id = store.registry.create_game(seed=1, clock={"vote": 5})
+        store.registry.create_game(NewGame(seed=1, bots=["middle"]))
+    game_id = store.registry.create_game(NewGame(seed=1, clock={"vote": 5}))
     assert store.reads.events(game_id)[0].payload["clock"]["vote"] == 5  # in the hash chain
     assert store.reads.view(game_id)["clock"]["deadlines"] == {}  # no pass is timed
-    plain_game = store.registry.create_game(seed=1)
+    plain_game = store.registry.create_game(NewGame(seed=1))
     assert store.reads.view(plain_game)["clock"] is None
     assert store.reads.view(plain_game, "east")["clock"] is None
 
 
 def test_expiry_across_a_restart(db_url: str) -> None:
     first = GameStore(db_url)
-    game_id = first.registry.create_game(seed=13, clock={"confirm_pass": SHORT})
+    game_id = first.registry.create_game(NewGame(seed=13, clock={"confirm_pass": SHORT}))
     first.dispose()
     time.sleep(SHORT + 0.1)
     second = GameStore(db_url)
@@ -252,8 +252,10 @@ def test_expiry_across_a_restart(db_url: str) -> None:
 
 @pytest.mark.postgres
 def test_two_processes_racing_act_exactly_once(pg_store: GameStore, pg_url: str) -> None:
-    games = [pg_store.registry.create_game(seed=20 + i, clock=ALL_KINDS) for i in range(3)]
-    games.append(pg_store.registry.create_game(seed=30, bots=["east", "west"], clock=ALL_KINDS))
+    games = [pg_store.registry.create_game(NewGame(seed=20 + i, clock=ALL_KINDS)) for i in range(3)]
+    games.append(
+        pg_store.registry.create_game(NewGame(seed=30, bots=["east", "west"], clock=ALL_KINDS))
+    )
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(2, mp_context=context) as pool:
         runs = [pool.submit(fire_until_quiet, pg_url, games) for _ in range(2)]
@@ -286,7 +288,7 @@ def test_four_winds_exchanges_and_gifts_are_timed_as_passes(store: GameStore) ->
     declares Ready: every decision the table waits for has a deadline), and bot seats
     give their Ding Dong gifts."""
     game_id = store.registry.create_game(
-        "four_winds", seed=14, clock={"confirm_pass": 0.05, "place_tiles": 0.05}
+        NewGame("four_winds", seed=14, clock={"confirm_pass": 0.05, "place_tiles": 0.05})
     )
     kinds = {d["kind"] for d in store.reads.view(game_id)["clock"]["deadlines"].values()}
     assert kinds == {"confirm_pass"}
@@ -303,7 +305,9 @@ def test_four_winds_exchanges_and_gifts_are_timed_as_passes(store: GameStore) ->
     # East's bot asks for a Ding Dong in most games (the bots' habits): in the first such
     # game of a few deals, every bot seat gives its gifts
     for seed in range(14, 24):
-        bots = store.registry.create_game("four_winds", seed=seed, bots=[s.value for s in SEATS])
+        bots = store.registry.create_game(
+            NewGame("four_winds", seed=seed, bots=[s.value for s in SEATS])
+        )
         for _ in range(500):
             if not store.clock_worker.fire_due_clocks():
                 break

@@ -21,6 +21,7 @@ from charleston_fsm.engine.rulesets import RULESETS
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.tiles import Deal
 from charleston_fsm.engine.views import seat_view
+from charleston_fsm.store import NewGame
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "diagrams"
@@ -343,7 +344,7 @@ def test_cli_draws_a_stored_game(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'games.sqlite3'}"
     store = GameStore(url)
     store.core.upgrade()
-    game_id = store.registry.create_game(ruleset="house", seed=3)
+    game_id = store.registry.create_game(NewGame(ruleset="house", seed=3))
     args = ["--game", game_id, "--database-url", url, "--format", "mermaid", "--out", tmp_path]
     result = CliRunner().invoke(app, ["diagram", *map(str, args)])
     assert result.exit_code == 0, result.output

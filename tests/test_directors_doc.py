@@ -42,9 +42,11 @@ def test_the_directors_round_runs_as_printed(sqlite_url: str, tmp_path: Path) ->
         assert "South now has until" in said
         assert f"{server.base_url}/table/" in said  # the substitute's link, shown once
         assert f"{server.base_url}/watch/" in said  # the featured table's spectator link
-        # the results (the CSV, last): table 1 says who sat East and North when
+        # the results (the CSV, last): table 1 says who sits East now (the substitute, by
+        # name and player id) and who sat East and North when
         table_1 = next(line for line in said.splitlines() if line.startswith("1,"))
-        assert "substitute: R. Chen" in table_1 and "Nell" in table_1
+        assert ",East R. Chen,East p-2203," in table_1
+        assert "east: player, then R. Chen [p-2203] from seq" in table_1 and "Nell" in table_1
         created = json.loads((tmp_path / "round.json").read_text())
         with server.client(created["token"]) as room:
             audit = room.get(f"/v1/games/{created['tables'][0]['game_id']}/audit?format=text")
@@ -55,9 +57,9 @@ def test_the_directors_round_runs_as_printed(sqlite_url: str, tmp_path: Path) ->
         "The director adds 60 s for South: a spill",
         "North is played by the service's bot",
         "North is played by Nell",
-        "East is played by substitute: R. Chen with a new token",
+        "East is played by R. Chen with a new token [player id p-2203]",
         "West calls the director: a tile came back",
         "The director answers West's call: ruling",
-        "A spectator link is issued (delay 0 s)",
+        "A live spectator link is issued (a featured table: no delay)",
     ):
         assert line in audit.text, line

@@ -119,9 +119,17 @@ def test_a_removed_transition_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
         transitions, "transitions", [t for t in transitions.transitions if t.event != ""]
     )
     result = explore("four_winds", DING_DONG_ONLY)
-    [failure] = result.failures
+    found = {f.property: f for f in result.failures}
+    # the rule book's flow sees it too: all twelve tiles given, and no way back (FW-04);
+    # so does its transfer rule: every gift is in and none is handed over (PASS-07);
+    # and the game cannot end from there however the clock acts (a lasso)
+    assert set(found) == {"finishing", "rule_flow", "rule_transfer", "terminating"}
+    assert "FW-04" in found["rule_flow"].rules
+    failure = found["finishing"]
     assert failure.property == "finishing" and failure.configuration == ["DING_DONG"]
     assert failure.commands == [{"seat": "east", "type": "request_ding_dong"}]
+    # and the cycle nobody leaves, as a lasso: once every gift is given, no clock acts
+    assert found["terminating"].loop and "escapes the clock" in found["terminating"].message
     monkeypatch.undo()
     _replays_to(failure, "four_winds", DING_DONG_ONLY)
 

@@ -39,14 +39,14 @@ from fault_injection import (
     libpq,
     terminate,
 )
-from sqlalchemy import update
+from sqlalchemy import event, update
 from sqlalchemy.engine import make_url
 
 from charleston_fsm.engine.commands import ConfirmPass
 from charleston_fsm.engine.seats import SEATS, Seat
-from charleston_fsm.store import ExecuteResult, GameStore, OutcomeUnknown, StoreUnavailable
-from charleston_fsm.store.models import GameRow
-from charleston_fsm.store.urls import render
+from charleston_fsm.store import ExecuteResult, GameStore, NewGame, OutcomeUnknown, StoreUnavailable
+from charleston_fsm.store.database.models import GameRow
+from charleston_fsm.store.database.urls import render
 
 pytestmark = pytest.mark.postgres
 
@@ -97,7 +97,7 @@ def _setup(kind: str) -> tuple[list[ConfirmPass], ConfirmPass, int]:
 def _store_game(store: GameStore, kind: str, path: str = "cached") -> tuple[str, ConfirmPass, int]:
     """A game with the commands before done, its head in ``store`` as ``path`` says."""
     before, command, rows = _setup(kind)
-    game_id = store.registry.create_game(hands=HANDS)
+    game_id = store.registry.create_game(NewGame(hands=HANDS))
     for n, c in enumerate(before):
         store.writes.execute(game_id, c, command_id=f"before-{n}")
     if path == "uncached":
@@ -187,6 +187,43 @@ def test_store_connection_killed(
         assert isinstance(outcome, ExecuteResult) and stored
     else:
         assert isinstance(outcome, StoreUnavailable) and not stored
+
+
+def test_a_pooled_connection_the_server_hung_up_on_is_replaced_without_a_ping(
+    pg_store: GameStore, pg_admin_url: str, tmp_path: Path
+) -> None:
+    """A pooled connection whose backend was terminated while idle is replaced at the next
+    checkout, unseen by the command; a checkout of a live one sends nothing on the wire
+    (no pre-ping round trip: ``core.hung_up`` looks at the socket instead)."""
+    game_id, command, rows = _store_game(pg_store, "ordinary")
+    with pg_store.engine.connect() as conn:
+        pid = conn.connection.dbapi_connection.info.backend_pid
+    terminate(pg_admin_url, pid)
+    result = pg_store.writes.execute(game_id, command, command_id="after-hang-up")
+    assert len(result.events) == rows and not result.duplicate
+    # what each pooled connection sends from its check-in to its next checkout
+    trace = (tmp_path / "wire.log").open("w")
+
+    def check_in(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.pgconn.trace(trace.fileno())
+
+    def checked_out(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        dbapi_connection.pgconn.untrace()
+
+    event.listen(pg_store.engine, "checkin", check_in)
+    event.listen(pg_store.engine, "checkout", checked_out)
+    try:
+        with pg_store.engine.connect() as conn:
+            traced = conn.connection.dbapi_connection
+        for _ in range(3):
+            with pg_store.engine.connect():
+                pass
+    finally:
+        event.remove(pg_store.engine, "checkin", check_in)
+        event.remove(pg_store.engine, "checkout", checked_out)
+        trace.close()
+    assert traced.info.backend_pid != pid
+    assert (tmp_path / "wire.log").read_text() == ""
 
 
 @pytest.fixture
@@ -288,24 +325,15 @@ def _judge_http(
     return code, stored
 
 
-#: a server runs a seat's command in a worker thread, or (opt-in) on its event loop
-WHERE = {
-    "threads": {"CHARLESTON_COMMANDS_ON_LOOP": "0"},
-    "loop": {"CHARLESTON_COMMANDS_ON_LOOP": "1"},
-}
-
-
-@pytest.mark.parametrize(
-    ("kind", "where"), [("ordinary", "threads"), ("resolving", "threads"), ("resolving", "loop")]
-)
+@pytest.mark.parametrize("kind", ["ordinary", "resolving"])
 def test_http_server_connection_killed_at_each_statement(
-    pg_store: GameStore, pg_url: str, pg_admin_url: str, tmp_path: Path, kind: str, where: str
+    pg_store: GameStore, pg_url: str, pg_admin_url: str, tmp_path: Path, kind: str
 ) -> None:
     """The server is stopped at each statement (behind a lock the test holds) and its
     connection terminated there: 503 store_unavailable, nothing stored, retry stores once."""
     database = make_url(pg_url).database
     assert database is not None
-    with running(pg_url, tmp_path, env=WHERE[where]) as server, ThreadPoolExecutor(1) as pool:
+    with running(pg_url, tmp_path) as server, ThreadPoolExecutor(1) as pool:
         for statement, lock in LOCKS:
             game, body, rows = _http_game(server, kind)
             with psycopg.connect(libpq(pg_url)) as holder:
@@ -318,10 +346,9 @@ def test_http_server_connection_killed_at_each_statement(
             game.close()
 
 
-@pytest.mark.parametrize("where", list(WHERE))
 @pytest.mark.parametrize("lose", ["reply", "request"])
 def test_http_commit_answer_lost(
-    pg_store: GameStore, relay: LossyRelay, tmp_path: Path, lose: str, where: str
+    pg_store: GameStore, relay: LossyRelay, tmp_path: Path, lose: str
 ) -> None:
     """The server's wire breaks around its COMMIT: 503 outcome_unknown with the command
     id, whether or not the database committed; the retry tells which."""
@@ -330,7 +357,7 @@ def test_http_commit_answer_lost(
     # that leaves feed entries, so the setup's last HTTP commands (just before arm) are
     # numbered by a COMMIT up to 50 ms later, which the armed relay may take for the
     # command's; the relay must see only the command's COMMIT.
-    env = {**WHERE[where], "CHARLESTON_PLATFORM_WORKERS": "0"}
+    env = {"CHARLESTON_PLATFORM_WORKERS": "0"}
     with running(relay.url(), tmp_path, env=env) as server:
         game, body, rows = _http_game(server, "resolving")
         relay.arm(lose)  # type: ignore[arg-type]

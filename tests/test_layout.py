@@ -3,9 +3,11 @@ sitting.
 
 The imports are read from the source (``ast``), not from a running interpreter, so an
 import inside a function counts as much as one at the top: it is a dependency all the
-same, only a later one. Imports under ``if TYPE_CHECKING:`` do not count (they never
-run). import-linter (``.ci/run``) enforces the layers; this finds what it does not
-look at: cycles inside one layer, and the sizes.
+same, only a later one. Imports under ``if TYPE_CHECKING:`` count too: they never run,
+but a type named there is one the module depends on to be read, and a circle drawn
+through them is a circle all the same (the pieces have no order a reader can follow).
+import-linter (``.ci/run``) enforces the layers; this finds what it does not look at:
+cycles inside one layer, and the sizes.
 """
 
 from __future__ import annotations
@@ -41,28 +43,16 @@ def modules(package: Path) -> dict[str, Path]:
     return found
 
 
-def _type_checking_only(tree: ast.Module) -> set[int]:
-    """The nodes under ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
-    hidden: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
-            hidden.update(id(inner) for child in node.body for inner in ast.walk(child))
-    return hidden
-
-
 Import = tuple[str, list[str]]
 
 
 def imports(name: str, path: Path) -> Iterator[Import]:
-    """What module ``name`` imports, wherever in the file but under TYPE_CHECKING: for
+    """What module ``name`` imports, wherever in the file (under TYPE_CHECKING too): for
     ``import x.y``, ``("x.y", [])``; for ``from x import a, b``, ``("x", ["x.a", "x.b"])``
     (``a`` may be a module or a name defined in ``x``), relative sources made absolute."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    hidden = _type_checking_only(tree)
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     for node in ast.walk(tree):
-        if id(node) in hidden:
-            continue
         if isinstance(node, ast.Import):
             yield from ((alias.name, []) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -132,9 +122,39 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
+def chain(graph: dict[str, set[str]], component: list[str]) -> str:
+    """One circle of a strongly connected ``component``, the shortest back to its first
+    module, as a reader would follow it: ``a -> b -> c -> a``."""
+    start, members = component[0], set(component)
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier and start not in came_from:
+        following = []
+        for node in frontier:
+            for target in sorted(graph[node] & members):
+                if target not in came_from:
+                    came_from[target] = node
+                    following.append(target)
+        frontier = following
+    circle, node = [start], came_from[start]
+    while node != start:
+        circle.append(node)
+        node = came_from[node]
+    return " -> ".join([start, *reversed(circle[1:]), start])
+
+
+def circles(package: Path) -> list[str]:
+    """Each import cycle of ``package`` as one chain of module names, and its members."""
+    graph = import_graph(package)
+    return [
+        f"{chain(graph, component)} (all of: {', '.join(component)})" for component in cycles(graph)
+    ]
+
+
 # -- the package ------------------------------------------------------------------------------
 def test_the_package_has_no_import_cycle() -> None:
-    assert cycles(import_graph(PACKAGE)) == []
+    found = circles(PACKAGE)
+    assert not found, "import cycles:\n" + "\n".join(found)
 
 
 def test_the_engine_imports_no_io_library_and_nothing_above_it() -> None:
@@ -278,7 +298,7 @@ def test_a_cycle_across_subpackages_is_found(tmp_path: Path) -> None:
     assert cycles(import_graph(package)) == [["pkg.a", "pkg.a.x", "pkg.b.y"]]
 
 
-def test_an_import_for_type_checking_only_is_no_cycle(tmp_path: Path) -> None:
+def test_an_import_for_type_checking_only_is_a_cycle_too(tmp_path: Path) -> None:
     package = _package(
         tmp_path,
         {
@@ -289,7 +309,21 @@ def test_an_import_for_type_checking_only_is_no_cycle(tmp_path: Path) -> None:
             "high.py": "from .low import TYPE_CHECKING\nclass Thing: ...\n",
         },
     )
-    assert cycles(import_graph(package)) == []
+    assert circles(package) == ["pkg.high -> pkg.low -> pkg.high (all of: pkg.high, pkg.low)"]
+
+
+def test_a_cycle_is_told_as_a_chain_of_modules(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "from . import b\n",
+            "b.py": "from . import c\n",
+            "c.py": "def late():\n    from .a import x\n",
+            "d.py": "from . import a\n",
+        },
+    )
+    assert circles(package) == ["pkg.a -> pkg.b -> pkg.c -> pkg.a (all of: pkg.a, pkg.b, pkg.c)"]
 
 
 @pytest.mark.parametrize("source", ["import sqlalchemy\n", "def f():\n    import rich.table\n"])
@@ -309,7 +343,7 @@ def test_the_command_line_starts_without_the_store() -> None:
     import sys
 
     from charleston_fsm.cli import serve
-    from charleston_fsm.store import connection_budget
+    from charleston_fsm.store.database import connection_budget
 
     loaded = subprocess.run(
         [

@@ -13,7 +13,7 @@ from api_helpers import cli
 from charleston_fsm.engine.commands import JudgeDeclaration
 from charleston_fsm.ledger.record import export_record, public_key_text
 from charleston_fsm.ledger.record_verify import verify_record
-from charleston_fsm.store import GameStore, load_key, play_bots
+from charleston_fsm.store import GameStore, NewGame, load_key, play_bots
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "docs" / "record.schema.json").read_text())
 KEY = "k" * 40
@@ -47,7 +47,7 @@ def test_an_exported_record_verifies_offline_and_fails_after_any_change(
 ) -> None:
     store = GameStore(sqlite_url, anchor_key=load_key(KEY))
     try:
-        game_id = store.registry.create_game(seed=11)
+        game_id = store.registry.create_game(NewGame(seed=11))
         store.writes.execute(game_id, {"type": "declare_mah_jongg", "seat": "east"})
         store.writes.execute(game_id, JudgeDeclaration(verdict="invalid", text="not on the card"))
         play_bots(store, game_id, 11)
@@ -82,7 +82,7 @@ def test_an_exported_record_verifies_offline_and_fails_after_any_change(
 def test_record_cli_exports_verifies_and_exits_non_zero(sqlite_url: str, tmp_path: Path) -> None:
     store = GameStore(sqlite_url, anchor_key=load_key(KEY))
     try:
-        game_id = store.registry.create_game(seed=3)
+        game_id = store.registry.create_game(NewGame(seed=3))
         play_bots(store, game_id, 3)
     finally:
         store.dispose()

@@ -19,7 +19,7 @@ from charleston_fsm.cli import app
 from charleston_fsm.ledger.record import export_record, public_key_text
 from charleston_fsm.ledger.record_reading import MAX_FILE_BYTES, MAX_LINE_BYTES
 from charleston_fsm.ledger.record_verify import verify_record, verify_record_stream
-from charleston_fsm.store import GameStore, load_key, play_bots
+from charleston_fsm.store import GameStore, NewGame, load_key, play_bots
 
 KEY = "k" * 40
 MARKUP_ID = "[bold red]x[/][/bold]"
@@ -32,8 +32,8 @@ def exported(tmp_path_factory: pytest.TempPathFactory, _sqlite_template: Path) -
     shutil.copyfile(_sqlite_template, path)
     store = GameStore(f"sqlite:///{path}", anchor_key=load_key(KEY))
     try:
-        plain = store.registry.create_game(seed=11)
-        marked = store.registry.create_game(seed=12, game_id=MARKUP_ID)
+        plain = store.registry.create_game(NewGame(seed=11))
+        marked = store.registry.create_game(NewGame(seed=12, game_id=MARKUP_ID))
         for game_id, seed in ((plain, 11), (marked, 12)):
             play_bots(store, game_id, seed)
         return {

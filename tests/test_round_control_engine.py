@@ -6,6 +6,7 @@ redaction keeps every tile out (a caller's reason too)."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
@@ -13,9 +14,10 @@ import pytest
 from api_helpers import tile_ids
 
 from charleston_fsm.engine import calls, clocks, errors, seating, spectators, time_control
-from charleston_fsm.engine.annotations import from_director
+from charleston_fsm.engine.annotations import from_director, substitute
 from charleston_fsm.engine.bots import bots_for, play
 from charleston_fsm.engine.clock_options import ClockOptions
+from charleston_fsm.engine.clock_state import Clock, Extension, from_document
 from charleston_fsm.engine.events import Event
 from charleston_fsm.engine.moments import iso, parse_time
 from charleston_fsm.engine.seats import Seat
@@ -27,9 +29,9 @@ from charleston_fsm.engine.views import redact, seat_view
 T0 = datetime(2026, 11, 26, 14, 0, tzinfo=UTC)
 
 
-def clocked(held: bool = False, at: datetime | None = None) -> tuple[Table, dict]:
+def clocked(held: bool = False, at: datetime | None = None) -> tuple[Table, Clock]:
     table = Table(Deal.shuffled(3), "nmjl")
-    doc = clocks.new_doc(ClockOptions(confirm_pass=30), ())
+    doc = clocks.new_clock(ClockOptions(confirm_pass=30), ())
     if held:
         doc = time_control.hold(doc, T0, at)
     return table, clocks.advance(doc, table, T0, 1)
@@ -50,9 +52,7 @@ def test_the_start_gate_holds_everything_and_moves_every_deadline() -> None:
     assert time_control.due_start(doc, T0 + timedelta(minutes=4)) is None
     opened, held = time_control.started(doc, due.moment)
     assert held == 300 and not time_control.is_held(opened)
-    assert {parse_time(d["due_at"]) for d in opened["deadlines"].values()} == {
-        T0 + timedelta(minutes=5, seconds=30)
-    }
+    assert {d.due for d in opened.deadlines.values()} == {T0 + timedelta(minutes=5, seconds=30)}
     assert not due.stands(opened, T0 + timedelta(hours=1))  # a second start finds none
     with pytest.raises(errors.AlreadyStarted):
         time_control.started(opened, T0)
@@ -66,32 +66,30 @@ def test_a_flagged_deadline_extended_fires_again_under_its_own_id() -> None:
     flagged = clocks.flagged(doc, firing.seat)
     later = T0 + timedelta(seconds=40)
     moved, due = time_control.extended(flagged, [firing.seat], 20, "a spill", later)
-    deadline = moved["deadlines"][firing.seat.value]
+    deadline = moved.deadlines[firing.seat.value]
     assert parse_time(due[firing.seat.value]) == later + timedelta(seconds=20)  # from now
-    assert not deadline["flagged"] and deadline["extended"] == {"seconds": 20, "reason": "a spill"}
+    assert deadline.flagged is False and deadline.extended == Extension(20, "a spill")
     again = clocks.due_firing(
-        {**moved, "deadlines": {firing.seat.value: deadline}}, later + timedelta(seconds=21)
+        replace(moved, deadlines={firing.seat.value: deadline}), later + timedelta(seconds=21)
     )
     assert again is not None and again.command_id == f"clock:{firing.seat.value}:1.1"
     with pytest.raises(errors.NothingToExtend):
-        time_control.extended({"deadlines": {}}, None, 5, None, later)
+        time_control.extended(from_document({"deadlines": {}}), None, 5, None, later)
 
 
 @pytest.mark.rule("SVC-14", "SVC-15")
 def test_seats_to_the_bot_and_back_and_calls_once() -> None:
     table, doc = clocked()
     with_bot = seating.with_bot(doc, Seat.NORTH)
-    assert "north" not in with_bot["deadlines"]  # armed again as the bot's
+    assert "north" not in with_bot.deadlines  # armed again as the bot's
     rearmed = clocks.advance(with_bot, table, T0, 2)
-    assert rearmed["deadlines"]["north"]["kind"] == "bot"
+    assert rearmed.deadlines["north"].kind == "bot"
     with pytest.raises(errors.SeatPlayedByBot):
         seating.refuse_bot(rearmed, Seat.NORTH)
     with pytest.raises(errors.SeatAlreadyWithBot):
         seating.with_bot(rearmed, Seat.NORTH)
     back = clocks.advance(seating.with_person(rearmed, Seat.NORTH, "Nell"), table, T0, 3)
-    assert back["deadlines"]["north"]["kind"] == "confirm_pass" and back["seated"] == {
-        "north": "Nell"
-    }
+    assert back.deadlines["north"].kind == "confirm_pass" and back.seated == {"north": "Nell"}
     with pytest.raises(errors.SeatNotWithBot):
         seating.with_person(back, Seat.NORTH, None)
     open_ = calls.called(back, Seat.WEST, "why", T0)
@@ -130,3 +128,60 @@ def test_a_spectator_is_never_shown_a_tile_nor_a_callers_reason() -> None:
         as_of = AsOf(seq=len(events), at=iso(T0), delay=0)
         view = spectators.spectator_view(table, spectators.clock_from_rows(events), as_of)
         assert tile_ids(view) == set()
+
+
+@pytest.mark.rule("SVC-14")
+def test_a_substitute_gets_the_steps_whole_time_or_what_was_left_and_their_own_id() -> None:
+    table, doc = clocked()
+    doc = replace(doc, player_ids={"east": "p-1", "south": "p-2"})
+    later = T0 + timedelta(seconds=25)  # East had 5 s of 30 left
+    fresh, rows = substitute(Seat.EAST, None, name="Eve", player_id="p-9").change(doc, later)
+    armed = clocks.advance(fresh, table, later, 2)
+    assert armed.deadlines["east"].due == later + timedelta(seconds=30)
+    assert armed.player_ids == {"east": "p-9", "south": "p-2"}
+    assert rows[0].payload == {
+        "by": "human",
+        "label": None,
+        "token_replaced": True,
+        "name": "Eve",
+        "player_id": "p-9",
+        "deadline": "fresh",
+    }
+    kept, _ = substitute(Seat.SOUTH, None, deadline="kept").change(doc, later)
+    armed = clocks.advance(kept, table, later, 2)
+    assert armed.deadlines["south"] == doc.deadlines["south"]  # 5 s left, as it was
+    assert armed.player_ids == {"east": "p-1"}  # none given: the replaced one's is gone
+    # the seats' names after the rows: the deal's, each replaced by a substitute's
+    rows = [
+        Event("seat_taken", Seat.EAST, {"by": "bot", "token_replaced": False}),
+        Event("seat_taken", Seat.SOUTH, {"by": "human", "token_replaced": True, "name": "Sol"}),
+        Event("seat_taken", Seat.WEST, {"by": "human", "token_replaced": True, "name": None}),
+    ]
+    names = {"east": "Ann", "south": "Bea", "west": "Cy"}
+    assert seating.names_after(names, rows) == {"east": "Ann", "south": "Sol"}
+    # a seat's and a spectator's copy of the row leaves the platform's id out
+    row = Event("seat_taken", Seat.EAST, dict(rows[0].payload, player_id="p-9"))
+    assert "player_id" not in redact(row, Seat.NORTH)["payload"]
+    assert "player_id" not in spectators.redact(row)["payload"]
+    assert redact(row, None)["payload"]["player_id"] == "p-9"
+
+
+@pytest.mark.rule("SVC-13", "SVC-16")
+def test_a_spectator_is_told_time_was_added_never_why() -> None:
+    """The seat reads the director's reason on its clock; the room does not: neither the
+    ``time_extended`` row nor the live clock's deadline carries it to a spectator."""
+    table, doc = clocked()
+    reason = "a spill: 5B#17 rolled under the rack"
+    extend = {"type": "extend_time", "seat": "east", "seconds": 60, "reason": reason}
+    doc, rows = from_director(extend).change(doc, T0)
+    assert [r.type for r in rows] == ["time_extended"]
+    assert rows[0].payload["reason"] == reason  # in the record, for the director
+    assert redact(rows[0], Seat.EAST)["payload"]["reason"] == reason  # and the seats
+    assert "reason" not in spectators.redact(rows[0])["payload"]
+    assert spectators.redact(rows[0])["payload"]["seconds"] == 60
+    shown, _bots = spectators.live_clock(doc)
+    assert shown is not None
+    assert shown["deadlines"]["east"]["extended"] == {"seconds": 60}
+    as_of = AsOf(seq=2, at=iso(T0), delay=0)
+    view = spectators.spectator_view(table, spectators.live_clock(doc), as_of)
+    assert reason not in str(view) and view["clock"]["deadlines"]["east"]["extended"]

@@ -24,7 +24,7 @@ from sqlalchemy import create_engine
 
 from charleston_fsm.engine.moments import iso, parse_time
 from charleston_fsm.engine.seats import SEATS
-from charleston_fsm.store.urls import resolve_url
+from charleston_fsm.store.database.urls import resolve_url
 
 TABLES = 6
 

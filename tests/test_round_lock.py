@@ -16,8 +16,8 @@ from sqlalchemy import func, select
 
 from charleston_fsm.engine.seats import Seat
 from charleston_fsm.engine.tiles import is_joker
-from charleston_fsm.store import GameStore
-from charleston_fsm.store.models import RoundRow
+from charleston_fsm.store import GameStore, NewGame
+from charleston_fsm.store.database.models import RoundRow
 
 
 def rounds_stored(store: GameStore) -> int:
@@ -31,13 +31,13 @@ def test_commands_of_other_games_go_on_while_a_big_round_is_made(
     """SQLite: one writer holds the whole database (PostgreSQL locks a round's rows only,
     which no other game's command touches)."""
     store = sqlite_store
-    other = store.registry.create_game(seed=1, clock={"confirm_pass": 60})
+    other = store.registry.create_game(NewGame(seed=1, clock={"confirm_pass": 60}))
     east = [t for t in store.reads.table(other).racks[Seat.EAST] if not is_joker(t)][:3]
     made: dict[str, object] = {}
 
     def make_round() -> None:
         made["round"] = store.rounds.create_round(
-            [{"seed": n, "clock": {"confirm_pass": 60}} for n in range(500)],
+            [NewGame(seed=n, clock={"confirm_pass": 60}) for n in range(500)],
             token_hash="ab" * 32,
         )
 

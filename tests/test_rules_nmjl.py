@@ -219,7 +219,7 @@ def test_one_stop_skips_to_courtesy(stopper: Seat) -> None:
     table = new_table()
     first_charleston(table)
     assert table.configuration == ["CHARLESTON_DECIDE_STOP"]
-    run(table, *(vote(s, "continue") for s in SEATS if s.index < stopper.index))
+    run(table, *(vote(s, "continue") for s in SEATS if s.place < stopper.place))
     run(table, vote(stopper, "stop"))
     assert "COURTESY_PASS" in table.configuration
     assert not any(c.startswith("CHARLESTON_P2") for c in table.configuration)

@@ -19,7 +19,7 @@ from conftest import _libpq
 from sqlalchemy import make_url
 
 from charleston_fsm.bench.server import free_port
-from charleston_fsm.store.urls import render
+from charleston_fsm.store.database.urls import render
 
 pytestmark = pytest.mark.postgres
 

@@ -20,7 +20,7 @@ from api_helpers import Server, StreamReader, cli, running
 
 from charleston_fsm.engine.tiles import is_joker
 from charleston_fsm.store import alembic_config
-from charleston_fsm.store.schema import MIGRATIONS_PACKAGE, migrations_dir
+from charleston_fsm.store.database.schema import MIGRATIONS_PACKAGE, migrations_dir
 
 PLATFORM_KEY = "platform-key-of-the-workers-test"
 
@@ -138,7 +138,7 @@ def test_migrations_are_found_in_the_installed_package(tmp_path: Path) -> None:
     revision of versions/."""
     probe = (
         "import sys, json; from importlib import resources;"
-        "from charleston_fsm.store.schema import migrations_dir;"
+        "from charleston_fsm.store.database.schema import migrations_dir;"
         f"print(json.dumps([str(migrations_dir()), str(resources.files({MIGRATIONS_PACKAGE!r})),"
         "sys.path]))"
     )

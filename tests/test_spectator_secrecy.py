@@ -43,6 +43,7 @@ class Table:
         self.seen: list[tuple[str, Any]] = []  # (where, payload) of every spectator answer
         self.sent = 0
         self.behind: httpx.Client | None = None  # the round's link, DELAY seconds behind
+        # the table's own link is live: the round names it a featured table
         self.shown_behind: list[tuple[int, str]] = []  # (seq, at) of each delayed view
 
     def watch_behind(self, token: str) -> None:
@@ -182,6 +183,7 @@ def test_no_spectator_payload_or_message_carries_a_tile(
                 "tables": [{"ruleset": ruleset, "seed": seed, "clock": CLOCK}],
                 "start": "held",
                 "spectator_delay": DELAY,
+                "live_tables": [1],  # the featured table's own link is live, by choice
             },
         ).json()
         table = Table(server.base_url, created["tables"][0])

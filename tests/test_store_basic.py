@@ -22,9 +22,10 @@ from charleston_fsm.store import (
     GameNotFound,
     GameStore,
     InvalidGameSetup,
+    NewGame,
     hash_token,
 )
-from charleston_fsm.store.models import CommandRow, EventRow, ProjectionRow
+from charleston_fsm.store.database.models import CommandRow, EventRow, ProjectionRow
 
 
 def three(store: GameStore, game_id: str, seat: Seat) -> list[int]:
@@ -46,7 +47,7 @@ def test_schema_is_current(store: GameStore) -> None:
 
 
 def test_created_game_has_its_setup_row(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=5, players={"east": "Ann", Seat.WEST: "Bo"})
+    game_id = store.registry.create_game(NewGame(seed=5, players={"east": "Ann", Seat.WEST: "Bo"}))
     (row,) = store.reads.events(game_id)
     assert (row.seq, row.type, row.prev_hash, row.command_id) == (1, "game_created", "0" * 64, None)
     assert row.payload["players"] == {"east": "Ann", "west": "Bo"}
@@ -63,7 +64,7 @@ def test_create_game_with_explicit_hands_and_options(store: GameStore) -> None:
         s.value: list(range(i * 14, i * 14 + (14 if s is Seat.EAST else 13)))
         for i, s in enumerate(SEATS)
     }
-    game_id = store.registry.create_game("house", {"require_placing": False}, hands=hands)
+    game_id = store.registry.create_game(NewGame("house", {"require_placing": False}, hands=hands))
     table = store.reads.table(game_id)
     assert table.ruleset.name == "house"
     assert table.options.require_placing is False
@@ -73,23 +74,25 @@ def test_create_game_with_explicit_hands_and_options(store: GameStore) -> None:
 @pytest.mark.rule("SVC-03")
 def test_setup_errors_are_typed(store: GameStore) -> None:
     with pytest.raises(CharlestonError) as info:
-        store.registry.create_game("no-such-rules")
+        store.registry.create_game(NewGame("no-such-rules"))
     assert info.value.kind == "setup"
     with pytest.raises(InvalidGameSetup):
-        store.registry.create_game(players={"dealer": "Ann"})
+        store.registry.create_game(NewGame(players={"dealer": "Ann"}))
     with pytest.raises(InvalidGameSetup):
-        store.registry.create_game(hands={"dealer": list(range(14))})
+        store.registry.create_game(NewGame(hands={"dealer": list(range(14))}))
     with pytest.raises(InvalidGameSetup):
-        store.registry.create_game(credentials={"east": "not-a-hash"})
+        store.registry.create_game(NewGame(credentials={"east": "not-a-hash"}))
     with pytest.raises(InvalidGameSetup):
-        store.registry.create_game(credentials={"umpire": hash_token("x")})
+        store.registry.create_game(NewGame(credentials={"umpire": hash_token("x")}))
     assert store.registry.games() == []
 
 
 def test_credentials_map_token_hashes_to_roles(store: GameStore) -> None:
     tokens = {role: f"token-{role}" for role in ("east", "south", "west", "north", "director")}
-    game_id = store.registry.create_game(credentials={r: hash_token(t) for r, t in tokens.items()})
-    other = store.registry.create_game(credentials={"east": hash_token("token-other")})
+    game_id = store.registry.create_game(
+        NewGame(credentials={r: hash_token(t) for r, t in tokens.items()})
+    )
+    other = store.registry.create_game(NewGame(credentials={"east": hash_token("token-other")}))
     for role, token in tokens.items():
         assert store.registry.role_for(game_id, hash_token(token)) == role
     assert store.registry.role_for(game_id, hash_token("token-other")) is None
@@ -97,7 +100,7 @@ def test_credentials_map_token_hashes_to_roles(store: GameStore) -> None:
 
 
 def test_execute_appends_rows_and_moves_the_projection(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=1)
+    game_id = store.registry.create_game(NewGame(seed=1))
     tiles = three(store, game_id, Seat.EAST)
     result = store.writes.execute(
         game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles), command_id="c1"
@@ -114,7 +117,7 @@ def test_execute_appends_rows_and_moves_the_projection(store: GameStore) -> None
 
 @pytest.mark.rule("SVC-02")
 def test_a_dict_command_is_parsed_and_a_bad_one_refused(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=1)
+    game_id = store.registry.create_game(NewGame(seed=1))
     tiles = three(store, game_id, Seat.SOUTH)
     store.writes.execute(game_id, {"type": "confirm_pass", "seat": "south", "tiles": tiles})
     with pytest.raises(InvalidCommand):
@@ -126,7 +129,7 @@ def test_a_dict_command_is_parsed_and_a_bad_one_refused(store: GameStore) -> Non
 
 @pytest.mark.rule("SVC-06")
 def test_a_refusal_writes_nothing(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=2)
+    game_id = store.registry.create_game(NewGame(seed=2))
     before = (store.reads.events(game_id), store.reads.table(game_id).snapshot())
     with pytest.raises(TileNotInHand):
         store.writes.execute(
@@ -143,7 +146,7 @@ def test_a_refusal_writes_nothing(store: GameStore) -> None:
 
 @pytest.mark.rule("SVC-06")
 def test_a_retry_with_the_same_id_returns_the_original_events(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=3)
+    game_id = store.registry.create_game(NewGame(seed=3))
     resolving = None
     for seat in SEATS:
         command = ConfirmPass(seat=seat, tiles=three(store, game_id, seat))
@@ -162,7 +165,7 @@ def test_a_retry_with_the_same_id_returns_the_original_events(store: GameStore) 
 
 @pytest.mark.rule("SVC-06")
 def test_a_reused_id_with_another_command_is_a_conflict(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=4)
+    game_id = store.registry.create_game(NewGame(seed=4))
     store.writes.execute(
         game_id,
         ConfirmPass(seat=Seat.EAST, tiles=three(store, game_id, Seat.EAST)),
@@ -176,7 +179,7 @@ def test_a_reused_id_with_another_command_is_a_conflict(store: GameStore) -> Non
         )
     assert (info.value.kind, info.value.code) == ("not_now", "command_id_conflict")
     # ids are per game: another game may use the same one
-    other = store.registry.create_game(seed=4)
+    other = store.registry.create_game(NewGame(seed=4))
     store.writes.execute(
         other, ConfirmPass(seat=Seat.EAST, tiles=three(store, other, Seat.EAST)), command_id="same"
     )
@@ -201,7 +204,7 @@ def test_unknown_games_are_not_found(store: GameStore) -> None:
 
 @pytest.mark.rule("SVC-07")
 def test_replay_outside_the_record_is_not_found(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=4)
+    game_id = store.registry.create_game(NewGame(seed=4))
     with pytest.raises(EventNotFound):
         store.reads.replay(game_id, at=2)
     with pytest.raises(EventNotFound):
@@ -211,7 +214,7 @@ def test_replay_outside_the_record_is_not_found(store: GameStore) -> None:
 
 @pytest.mark.postgres
 def test_each_command_notifies_at_commit(pg_store: GameStore, pg_url: str) -> None:
-    game_id = pg_store.registry.create_game(seed=6)
+    game_id = pg_store.registry.create_game(NewGame(seed=6))
     libpq = pg_url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(libpq, autocommit=True) as listener:
         listener.execute(f"LISTEN {NOTIFY_CHANNEL}")

@@ -1,4 +1,4 @@
-"""The write path's append (store/append.py): every write hangs on the game's move."""
+"""The write path's append (store/games/append.py): every write hangs on the game's move."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from charleston_fsm.engine.seats import Seat
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.tiles import is_joker
 from charleston_fsm.ledger.chain import chained_rows
-from charleston_fsm.store import GameStore, append
-from charleston_fsm.store.models import AnchorRow, CommandRow, EventRow, ProjectionRow
+from charleston_fsm.store import GameStore, NewGame
+from charleston_fsm.store.database.models import AnchorRow, CommandRow, EventRow, ProjectionRow
+from charleston_fsm.store.games import append
 
 
 def _rows(store: GameStore, game_id: str) -> tuple[int | None, ...]:
@@ -55,7 +56,7 @@ def _effects(store: GameStore, game_id: str, old_seq: int, epoch: int = 0) -> ap
 
 @pytest.mark.rule("SVC-06")
 def test_a_write_for_a_game_that_moved_writes_nothing(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=5)
+    game_id = store.registry.create_game(NewGame(seed=5))
     before = _rows(store, game_id)
     stale = _effects(store, game_id, old_seq=0)  # the game is at row 1, not 0
     with store.engine.begin() as conn:

@@ -17,14 +17,14 @@ from charleston_fsm.engine.commands import ConfirmPass
 from charleston_fsm.engine.seats import SEATS, Seat
 from charleston_fsm.engine.table import tiles_held
 from charleston_fsm.engine.tiles import TILE_COUNT, is_joker
-from charleston_fsm.store import GameStore, StoreUnavailable
-from charleston_fsm.store.models import CommandRow, EventRow, GameRow, ProjectionRow
+from charleston_fsm.store import GameStore, NewGame, StoreUnavailable
+from charleston_fsm.store.database.models import CommandRow, EventRow, GameRow, ProjectionRow
 
 WORKERS_PER_SEAT = 2
 
 
 def race(store: GameStore, url: str, executor: Executor, ruleset: str = "nmjl") -> list[Outcome]:
-    game_id = store.registry.create_game(ruleset, seed=11)
+    game_id = store.registry.create_game(NewGame(ruleset, seed=11))
     futures = [
         executor.submit(seat_worker, url, game_id, seat.value, n)
         for seat in SEATS
@@ -114,7 +114,7 @@ def test_contended_writers_wait_and_never_see_a_stale_game(store: GameStore, db_
     (A command that waited for the game's lock once read the winner's games row with the
     loser's old projection; it showed up as a spurious GameNotFound.)
     """
-    game_id = store.registry.create_game(seed=31)
+    game_id = store.registry.create_game(NewGame(seed=31))
     rounds = 40
     with ThreadPoolExecutor(max_workers=3) as pool:
         results = pool.map(lambda seat: toggler(db_url, game_id, seat.value, rounds), SEATS[:3])
@@ -147,7 +147,7 @@ def test_connection_killed_mid_resolution_leaves_the_game_as_before(
 ) -> None:
     """The resolution's one writing statement is held on a lock half-way (its rows of
     the tables before ``commands`` written) and its backend terminated there."""
-    game_id = pg_store.registry.create_game(seed=21)
+    game_id = pg_store.registry.create_game(NewGame(seed=21))
     for seat in SEATS[:3]:
         pg_store.writes.execute(
             game_id, ConfirmPass(seat=seat, tiles=_three(pg_store, game_id, seat))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from charleston_fsm.store import GameStore, play_bots
+from charleston_fsm.store import GameStore, NewGame, play_bots
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "store.md"
 
@@ -20,7 +20,7 @@ def queries() -> dict[str, str]:
 
 
 def game(store: GameStore, seed: int) -> str:
-    game_id = store.registry.create_game(seed=seed)
+    game_id = store.registry.create_game(NewGame(seed=seed))
     play_bots(store, game_id, seed)
     return game_id
 

@@ -7,9 +7,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
-from charleston_fsm.store import GameStore
-from charleston_fsm.store.bots import play_bots
-from charleston_fsm.store.models import metadata
+from charleston_fsm.store import GameStore, NewGame
+from charleston_fsm.store.database.models import metadata
+from charleston_fsm.store.games.bots import play_bots
 
 TABLES = {
     "games",
@@ -52,14 +52,14 @@ def test_upgrade_downgrade_upgrade_on_postgres(pg_empty_url: str) -> None:
         store.core.upgrade()
         assert store.core.schema_status() == "current"
         assert tables(store) == TABLES
-        game_id = store.registry.create_game(seed=1)
+        game_id = store.registry.create_game(NewGame(seed=1))
         store.core.downgrade("base")
         assert tables(store) == set()
         assert store.core.schema_status() == "empty"
         store.core.upgrade()
         assert store.core.schema_status() == "current"
         assert store.registry.games() == []
-        assert store.registry.create_game(seed=1) != game_id
+        assert store.registry.create_game(NewGame(seed=1)) != game_id
         assert pending_diff(store) == []
     finally:
         store.dispose()
@@ -83,7 +83,7 @@ def test_upgrade_on_a_fresh_sqlite_file(tmp_path) -> None:
 def test_a_downgrade_keeps_every_game_record(store: GameStore) -> None:
     """Down to 0001 and up again: the games' rows stay (SQLite's batch mode would rebuild
     games, and dropping the old table with foreign keys on deleted every game's events)."""
-    game_id = store.registry.create_game(seed=3)
+    game_id = store.registry.create_game(NewGame(seed=3))
     play_bots(store, game_id, seed=3)
     rows = len(store.reads.events(game_id))
     store.core.downgrade("0001")

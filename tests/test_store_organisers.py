@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from charleston_fsm.store import GameStore, InvalidOrganiser, OrganiserNotFound, hash_token
+from charleston_fsm.store import GameStore, InvalidOrganiser, NewGame, OrganiserNotFound, hash_token
 
 
 def test_a_key_directs_its_organisers_games_until_rotated_or_revoked(store: GameStore) -> None:
@@ -16,11 +16,13 @@ def test_a_key_directs_its_organisers_games_until_rotated_or_revoked(store: Game
     first = store.organisers.create("  Club A ", hash_token("key-a"))
     second = store.organisers.create("Club B", hash_token("key-b"))
     assert first.name == "Club A" and first.revoked_at is None
-    game = store.registry.create_game(seed=1, organiser_id=first.organiser_id)
+    game = store.registry.create_game(NewGame(seed=1, organiser_id=first.organiser_id))
     round_id, tables = store.rounds.create_round(
-        [{"seed": 2}, {"seed": 3}], token_hash=hash_token("round"), organiser_id=first.organiser_id
+        [NewGame(seed=2), NewGame(seed=3)],
+        token_hash=hash_token("round"),
+        organiser_id=first.organiser_id,
     )
-    platforms = store.registry.create_game(seed=4)
+    platforms = store.registry.create_game(NewGame(seed=4))
 
     key_a, key_b = hash_token("key-a"), hash_token("key-b")
     assert store.organisers.holder(key_a).organiser_id == first.organiser_id
@@ -44,7 +46,7 @@ def test_a_key_directs_its_organisers_games_until_rotated_or_revoked(store: Game
     assert store.organisers.holder(key_a) is None  # the old digest is no one's
     assert store.organisers.directing(game, key_a) is None
     assert store.organisers.directing(game, hash_token("key-a2")) == first.organiser_id
-    assert first.organiser_id in store.credentials.changed_since(since)
+    assert first.organiser_id in {s for s, _at, _what in store.credentials.changes_since(since)}
 
     revoked = store.organisers.revoke(first.organiser_id)
     assert revoked.revoked_at is not None

@@ -18,14 +18,14 @@ from charleston_fsm.engine.bots import bots_for, play
 from charleston_fsm.engine.seats import Seat
 from charleston_fsm.engine.views import seat_view
 from charleston_fsm.ledger.hashing import hash_token
-from charleston_fsm.store import GameQuarantined, GameStore
-from charleston_fsm.store.core import StoreCore
-from charleston_fsm.store.models import EventRow
-from charleston_fsm.store.reads import CheckedReads
-from charleston_fsm.store.registry import GameRegistry
-from charleston_fsm.store.rounds import Rounds
-from charleston_fsm.store.tamper import TamperEvidence
-from charleston_fsm.store.writes import Writes
+from charleston_fsm.store import GameQuarantined, GameStore, NewGame
+from charleston_fsm.store.database.core import StoreCore
+from charleston_fsm.store.database.models import EventRow
+from charleston_fsm.store.evidence.tamper import TamperEvidence
+from charleston_fsm.store.games.reads import CheckedReads
+from charleston_fsm.store.games.registry import GameRegistry
+from charleston_fsm.store.games.writes import Writes
+from charleston_fsm.store.rounds.rounds import Rounds
 
 DIRECTOR = hash_token("director-token")
 
@@ -41,7 +41,7 @@ def core(db_url: str) -> Iterator[StoreCore]:
 
 def test_the_games_part_alone_creates_lists_and_names_roles(core: StoreCore) -> None:
     registry = GameRegistry(core)
-    game_id = registry.create_game(seed=7, credentials={"director": DIRECTOR})
+    game_id = registry.create_game(NewGame(seed=7, credentials={"director": DIRECTOR}))
     assert registry.last_seq(game_id) == 1
     assert [g.id for g in registry.games()] == [game_id]
     assert registry.role_for(game_id, DIRECTOR) == "director"
@@ -54,7 +54,7 @@ def test_the_reads_part_alone_serves_views_and_refuses_a_tampered_record(
     registry = GameRegistry(core)
     tamper = TamperEvidence(core, registry)
     reads = CheckedReads(core, tamper.verify)
-    game_id = registry.create_game(seed=3)
+    game_id = registry.create_game(NewGame(seed=3))
 
     assert reads.view(game_id, "east") == seat_view(reads.table(game_id), Seat.EAST)
     assert [e.type for e in reads.events(game_id)] == ["game_created"]
@@ -76,7 +76,7 @@ def test_the_command_path_alone_plays_a_game_to_its_sealed_end(core: StoreCore) 
     tamper = TamperEvidence(core, registry)
     reads = CheckedReads(core, tamper.verify)
     writes = Writes(core, tamper)
-    game_id = registry.create_game(seed=11)
+    game_id = registry.create_game(NewGame(seed=11))
 
     ids = iter(range(1, 10_000))
     played = play(
@@ -98,35 +98,41 @@ def test_the_rounds_part_alone_makes_a_round_whole_or_not_at_all(core: StoreCore
     rounds = Rounds(core, registry, reads)
 
     with pytest.raises(Exception, match="Table 2"):
-        rounds.create_round([{"seed": 1}, {"ruleset": "mahjong"}], token_hash=DIRECTOR)
+        rounds.create_round([NewGame(seed=1), NewGame("mahjong")], token_hash=DIRECTOR)
     assert registry.games() == []
-    round_id, game_ids = rounds.create_round([{"seed": 1}, {"seed": 2}], token_hash=DIRECTOR)
+    round_id, game_ids = rounds.create_round(
+        [NewGame(seed=1), NewGame(seed=2)], token_hash=DIRECTOR
+    )
     listing = rounds.round_listing(round_id)
     assert [t.game_id for t in listing.tables] == game_ids
     assert all(t.awaiting == ["east", "south", "west", "north"] for t in listing.tables)
     assert rounds.round_opens(round_id, DIRECTOR)
 
 
-#: the front's parts and what they share (``bots.py`` is a user of the front, not a part)
+#: the front's parts and what they share, by their sub-package (``bots.py`` is a user of
+#: the front, not a part)
 PARTS = (
-    "core",
-    "results",
-    "registry",
-    "writes",
-    "reads",
-    "tamper",
-    "auditor",
-    "rounds",
-    "clock_worker",
-    "sweep",
+    "database.core",
+    "games.results",
+    "games.registry",
+    "games.writes",
+    "games.reads",
+    "evidence.tamper",
+    "evidence.auditor",
+    "rounds.rounds",
+    "games.clock_worker",
+    "evidence.sweep",
 )
 
 
 def test_no_part_imports_the_front() -> None:
-    """No part imports ``game_store``, not even for a type."""
+    """No module of the store's sub-packages imports ``game_store``, not even for a type
+    (but ``games/bots.py``, which plays a game through the front)."""
     folder = Path(store_package.__file__).parent
     leaning = []
-    for path in (folder / f"{name}.py" for name in PARTS):
+    modules = [p for p in folder.rglob("*.py") if p.parent != folder and p.name != "bots.py"]
+    assert {f"{p.parent.name}.{p.stem}" for p in modules} >= set(PARTS)
+    for path in modules:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("game_store"):
                 leaning.append(path.name)
@@ -138,7 +144,7 @@ def test_the_front_holds_each_part_under_its_module_name(sqlite_url: str) -> Non
     store = GameStore(sqlite_url)
     try:
         for name in (*PARTS[:1], *PARTS[2:-1]):
-            part = getattr(store, name)
+            part = getattr(store, name.rpartition(".")[2])
             assert type(part).__module__ == f"charleston_fsm.store.{name}", name
         assert store.core.lost_race == store.reads.refuse_beyond_head
         methods = {n for n in vars(GameStore) if not n.startswith("_")}

@@ -16,13 +16,13 @@ from charleston_fsm.engine.seats import SEATS, Seat
 from charleston_fsm.engine.table import Table, tiles_held
 from charleston_fsm.engine.tiles import TILE_COUNT, Deal, is_joker
 from charleston_fsm.engine.views import seat_view
-from charleston_fsm.store import GameQuarantined, GameStore, play_bots
+from charleston_fsm.store import GameQuarantined, GameStore, NewGame, play_bots
 
 
 def bot_game(store: GameStore, ruleset: str, seed: int, snapshots: dict | None = None) -> str:
     """A whole game through ``store.writes.execute``; ``snapshots``: {last_seq: table}."""
     game_id = store.registry.create_game(
-        ruleset, seed=seed, players={"east": "Ann", "north": "Dee"}
+        NewGame(ruleset, seed=seed, players={"east": "Ann", "north": "Dee"})
     )
     ids = count(1)
 
@@ -208,7 +208,7 @@ def test_audit_keeps_changes_withdrawals_and_declarations(store: GameStore) -> N
         rack = store.reads.table(game_id).racks[seat]
         return [t for t in rack if not is_joker(t)][skip : skip + 3]
 
-    game_id = store.registry.create_game(seed=8)
+    game_id = store.registry.create_game(NewGame(seed=8))
     store.writes.execute(game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles(Seat.EAST)))
     store.writes.execute(game_id, ChangePass(seat=Seat.EAST, tiles=tiles(Seat.EAST, 3)))
     store.writes.execute(game_id, ConfirmPass(seat=Seat.SOUTH, tiles=tiles(Seat.SOUTH)))
@@ -228,7 +228,7 @@ def test_audit_keeps_changes_withdrawals_and_declarations(store: GameStore) -> N
     ]
     assert first.confirmations[1].tiles == first.transfers[0].from_hand
 
-    heavenly = store.registry.create_game(seed=9)
+    heavenly = store.registry.create_game(NewGame(seed=9))
     store.writes.execute(heavenly, DeclareMahJongg(seat=Seat.EAST))
     report = store.auditor.audit(heavenly)
     assert [(d["seat"], d["kind"]) for d in report.declarations] == [("east", "heavenly")]
@@ -239,7 +239,7 @@ def test_audit_keeps_changes_withdrawals_and_declarations(store: GameStore) -> N
 def test_store_view_equals_the_view_of_a_fresh_table(store: GameStore) -> None:
     from charleston_fsm.engine.views import director_view
 
-    game_id = store.registry.create_game("nmjl", seed=12)
+    game_id = store.registry.create_game(NewGame("nmjl", seed=12))
     checked = 0
 
     def view_of(seat: Seat) -> dict:

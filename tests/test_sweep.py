@@ -18,8 +18,8 @@ from charleston_fsm.engine.bots import play_table
 from charleston_fsm.engine.rulesets import RULESETS
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.tiles import Deal
-from charleston_fsm.store import GameStore, play_bots
-from charleston_fsm.store.models import AnchorRow
+from charleston_fsm.store import GameStore, NewGame, play_bots
+from charleston_fsm.store.database.models import AnchorRow
 
 UNTOUCHED = 2
 
@@ -27,7 +27,7 @@ UNTOUCHED = 2
 def finished_games(store: GameStore, count: int, first_seed: int = SEED) -> list[str]:
     games = []
     for seed in range(first_seed, first_seed + count):
-        game_id = store.registry.create_game(seed=seed)
+        game_id = store.registry.create_game(NewGame(seed=seed))
         play_bots(store, game_id, seed)
         games.append(game_id)
     store.writes.wait_for_seals()  # each finishing command asked for its game's seal
@@ -133,7 +133,7 @@ def test_a_finished_game_is_sealed_once_and_replayed_only_when_needed(
 
 
 def test_a_live_game_is_replayed_and_not_sealed(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=SEED)
+    game_id = store.registry.create_game(NewGame(seed=SEED))
     swept = store.tamper.verify_all([game_id])
     assert swept.replayed == 1 and swept.sealed == 0 and swept.verifications[0].ok
     assert all(a.replay_digest is None for a in store.tamper.anchors(game_id))
@@ -178,7 +178,7 @@ def test_bots_playing_from_the_answers_play_the_same_game(store: GameStore) -> N
     view): the bots must see, decide and store exactly what they do reading the store."""
     logs = []
     for from_answers in (False, True):
-        game_id = store.registry.create_game(seed=SEED)
+        game_id = store.registry.create_game(NewGame(seed=SEED))
         given = play_bots(store, game_id, SEED, from_answers=from_answers)
         events = store.reads.events(game_id)
         assert events[-1].type == "charleston_complete" or store.reads.table(game_id).finished

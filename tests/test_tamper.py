@@ -21,8 +21,8 @@ from sqlalchemy import delete, insert, select, text, update
 
 from charleston_fsm.ledger.hashing import row_hash
 from charleston_fsm.ledger.verify import fold_rows
-from charleston_fsm.store import GameStore, QuarantineNotLifted, StoredEvent, play_bots
-from charleston_fsm.store.models import AnchorRow, EventRow, GameRow, ProjectionRow
+from charleston_fsm.store import GameStore, NewGame, QuarantineNotLifted, StoredEvent, play_bots
+from charleston_fsm.store.database.models import AnchorRow, EventRow, GameRow, ProjectionRow
 
 SEED = 6  # the bots of this seed place their last tiles after the Charleston is over
 Expected = set[tuple[str, int | None]]
@@ -394,7 +394,7 @@ def test_a_director_repairs_then_lifts_from_the_cli(
     db_url: str,
     tmp_path: Path,
 ) -> None:
-    game_id = store.registry.create_game(seed=SEED)
+    game_id = store.registry.create_game(NewGame(seed=SEED))
     play_bots(store, game_id, SEED)
     kept = tmp_path / "anchors.json"
     cli("anchors", "export", str(kept), "--database-url", db_url)
@@ -413,7 +413,7 @@ def test_a_director_repairs_then_lifts_from_the_cli(
 
 
 def test_verify_reports_each_bad_game_and_goes_on(store: GameStore, db_url: str) -> None:
-    games = [store.registry.create_game(seed=seed) for seed in (1, 2, 3)]
+    games = [store.registry.create_game(NewGame(seed=seed)) for seed in (1, 2, 3)]
     for seed, game_id in enumerate(games, start=1):
         play_bots(store, game_id, seed)
     bad = games[1]
@@ -439,7 +439,7 @@ def test_verify_reports_each_bad_game_and_goes_on(store: GameStore, db_url: str)
 def test_an_exported_anchor_file_catches_what_the_database_no_longer_can(
     store: GameStore, db_url: str, tmp_path: Path
 ) -> None:
-    game_id = store.registry.create_game(seed=SEED)
+    game_id = store.registry.create_game(NewGame(seed=SEED))
     play_bots(store, game_id, SEED)
     kept = tmp_path / "anchors.json"
     exported = cli("anchors", "export", str(kept), "--database-url", db_url).stdout
@@ -470,7 +470,7 @@ def test_anchors_are_written_with_their_commands_and_signed(store: GameStore) ->
     from charleston_fsm.ledger.anchors import needs_anchor
     from charleston_fsm.store import ANCHOR_EVERY
 
-    game_id = store.registry.create_game(seed=SEED)
+    game_id = store.registry.create_game(NewGame(seed=SEED))
     play_bots(store, game_id, SEED)
     rows = stored_rows(store, game_id)
     anchors = store.tamper.anchors(game_id)
@@ -510,7 +510,7 @@ def test_readers_finding_it_at_once_open_one_quarantine(store: GameStore) -> Non
 
     from charleston_fsm.store import GameQuarantined
 
-    game_id = store.registry.create_game(seed=SEED)
+    game_id = store.registry.create_game(NewGame(seed=SEED))
     play_bots(store, game_id, SEED)
     appended(store, game_id)
 
@@ -536,7 +536,7 @@ def test_a_command_colliding_with_a_forged_row_is_told_the_game_is_quarantined(
     from charleston_fsm.engine.tiles import is_joker
     from charleston_fsm.store import GameQuarantined
 
-    game_id = store.registry.create_game(seed=SEED)  # live: the forged row takes seq 2
+    game_id = store.registry.create_game(NewGame(seed=SEED))  # live: the forged row takes seq 2
     appended(store, game_id)
     rack = store.reads.table(game_id).racks[Seat.EAST]
     tiles = [t for t in rack if not is_joker(t)][:3]
@@ -547,7 +547,7 @@ def test_a_command_colliding_with_a_forged_row_is_told_the_game_is_quarantined(
 
 @pytest.mark.rule("SVC-08")
 def test_an_unfinished_game_marked_finished_fails_verify(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=SEED)
+    game_id = store.registry.create_game(NewGame(seed=SEED))
     assert store.tamper.verify(game_id).ok
     with store.engine.begin() as conn:
         conn.execute(update(GameRow).where(GameRow.id == game_id).values(status="finished"))

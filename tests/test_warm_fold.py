@@ -32,7 +32,7 @@ from charleston_fsm.engine.seats import SEATS
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.tiles import Deal
 from charleston_fsm.engine.views import director_view, seat_view
-from charleston_fsm.store import GameStore, play_bots
+from charleston_fsm.store import GameStore, NewGame, play_bots
 
 
 @dataclass(frozen=True)
@@ -245,7 +245,8 @@ def test_verify_and_seal_agree_whatever_the_store_folded_before(store: GameStore
     one after the other too. Nothing is quarantined."""
     for order in (ISSUE_GAMES, ISSUE_GAMES[::-1]):
         games = [
-            store.registry.create_game("four_winds", options, seed=seed) for seed, options in order
+            store.registry.create_game(NewGame("four_winds", options, seed=seed))
+            for seed, options in order
         ]
         for game_id in games:
             verdict = store.tamper.verify(game_id)

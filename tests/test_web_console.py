@@ -180,7 +180,12 @@ def test_desk_rules_judges_and_reads_the_record(server: Server, browser: Browser
     width = svg.evaluate("e => e.getBoundingClientRect().width")
     page.get_by_role("button", name="Zoom the statechart in").click()
     expect(page.locator("#zoom-level")).to_have_text("125%")
-    assert svg.evaluate("e => e.getBoundingClientRect().width") > width * 1.1
+    # the zoom redraws the chart: wait for the drawn one to be wider, not for one look
+    page.wait_for_function(
+        """w => { const e = document.querySelector('#diagram svg');
+                 return e !== null && e.getBoundingClientRect().width > w * 1.1; }""",
+        arg=width,
+    )
     page.get_by_role("button", name="Fit the width").click()
     expect(page.locator("#zoom-level")).to_have_text("fitted to the width")
     # a tile's route through a blind pass reads in the order it travelled, though the

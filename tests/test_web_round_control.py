@@ -3,7 +3,8 @@ room starts a held round, shows a table calling the director (flagged, sorted by
 long it waits), pauses and resumes the round as one act and issues its spectator link;
 the desk starts a table, adds time, hands a seat to the bot and back, gives a seat a
 substitute's link, answers a call and issues a spectator link; a seat sees the gate, the
-time added and the bot, calls the director, and learns its link was replaced; a
+time added and the bot, calls the director, and learns its seat was handed over (the
+whole hand-over: test_web_handover.py); a
 spectator's page shows the table without a tile, waits for its delay and stops when its
 link is revoked."""
 
@@ -185,8 +186,9 @@ def test_the_desk_runs_a_table_and_a_seat_sees_it(server: Server, browser: Brows
     confirm(desk, "Give a new link")
     expect(desk.locator("#substitute-link")).to_contain_text(f"/table/{gid}#token=")
     expect(desk.locator("#audit")).to_contain_text("substitute: R. Chen plays Sal (South) now")
-    # the old link stops: its stream is closed and the seat says so
-    expect(seat.locator("#problem")).to_contain_text("no longer opens this seat")
+    # the old link stops: its stream is closed and the seat's page is one sentence
+    expect(seat.locator("#problem")).to_contain_text("handed this seat to someone else")
+    expect(seat.locator("button:visible")).to_have_count(0)
     shots(desk, "desk-after")
     doc_shot(desk, "desk-round-control", full_page=True)
     assert_axe_clean(desk, "the desk (desktop)")

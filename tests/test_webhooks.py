@@ -1,4 +1,4 @@
-"""Webhooks from the outbox (store/outbox.py, api/webhook_sender.py) to a real receiver.
+"""Webhooks from the outbox (store/platform/outbox.py, api/webhook_sender.py) to a real receiver.
 
 The sender here is the ``DeliveryWorker`` a ``serve`` process runs, driven turn by turn
 (``deliver_once``) against a threaded HTTP server on 127.0.0.1 (``feed_helpers``); the
@@ -19,9 +19,9 @@ from charleston_fsm.api.webhook_sender import ALLOW_ENV, TIMEOUT_ENV, DeliveryWo
 from charleston_fsm.engine.annotations import pause, resume
 from charleston_fsm.ledger.record import public_key_text
 from charleston_fsm.ledger.webhook_signatures import WebhookNotVerified, verify
-from charleston_fsm.store import GameStore, play_bots
-from charleston_fsm.store.outbox import RETRY_SCALE_ENV
-from charleston_fsm.store.webhooks import InvalidWebhook
+from charleston_fsm.store import GameStore, NewGame, play_bots
+from charleston_fsm.store.platform.outbox import RETRY_SCALE_ENV
+from charleston_fsm.store.platform.webhooks import InvalidWebhook
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +67,7 @@ def test_every_entry_is_delivered_signed_v1_in_each_games_order(
 ) -> None:
     with receiver() as got:
         endpoint = store.webhooks.create(got.url, ["*"])
-        ids = [store.registry.create_game(seed=s) for s in (5, 6)]
+        ids = [store.registry.create_game(NewGame(seed=s)) for s in (5, 6)]
         for n, game_id in enumerate(ids):
             play_bots(store, game_id, seed=n)
         store.writes.wait_for_seals()
@@ -91,7 +91,7 @@ def test_v1a_deliveries_verify_with_the_published_key_and_nothing_else(
 ) -> None:
     with receiver() as got:
         store.webhooks.create(got.url, ["game.created"], signing="v1a")
-        store.registry.create_game(seed=1)
+        store.registry.create_game(NewGame(seed=1))
         drain(store, worker)
         [delivery] = got.accepted()
         key = public_key_text(store.anchor_key)
@@ -121,7 +121,7 @@ def test_500_and_time_outs_are_retried_with_the_same_id_and_the_order_kept(
 
     with receiver(flaky) as got:
         store.webhooks.create(got.url, ["*"])
-        game_id = store.registry.create_game(seed=9, clock={"vote": 60})
+        game_id = store.registry.create_game(NewGame(seed=9, clock={"vote": 60}))
         for _ in range(3):
             store.writes.annotate(game_id, pause({"type": "pause_clock"}))
             store.writes.annotate(game_id, resume({"type": "resume_clock"}))
@@ -144,12 +144,12 @@ def test_a_410_disables_the_endpoint_and_a_paused_one_collects(
         first = store.webhooks.create(gone.url, ["*"])
         second = store.webhooks.create(kept.url, ["game.created"])
         store.webhooks.set_status(second["id"], "paused")
-        store.registry.create_game(seed=1)
-        store.registry.create_game(seed=2)
+        store.registry.create_game(NewGame(seed=1))
+        store.registry.create_game(NewGame(seed=2))
         drain(store, worker)
         assert len(gone.deliveries) == 2  # one per game (two queues, sent at once)
         assert store.webhooks.get(first["id"])["status"] == "disabled"
-        store.registry.create_game(seed=3)
+        store.registry.create_game(NewGame(seed=3))
         drain(store, worker)
         assert len(gone.deliveries) == 2  # nothing more to a disabled endpoint
         assert kept.deliveries == []
@@ -165,10 +165,10 @@ def test_a_410_disables_the_endpoint_and_a_paused_one_collects(
 def test_an_endpoint_created_later_gets_the_entries_from_then_on(
     store: GameStore, worker: DeliveryWorker
 ) -> None:
-    store.registry.create_game(seed=1)
+    store.registry.create_game(NewGame(seed=1))
     with receiver() as got:
         store.webhooks.create(got.url, ["*"])
-        later = store.registry.create_game(seed=2)
+        later = store.registry.create_game(NewGame(seed=2))
         drain(store, worker)
         assert [d.entry["data"]["game_id"] for d in got.accepted()] == [later]
 
@@ -187,10 +187,10 @@ def test_an_organisers_endpoint_gets_its_own_entries_and_the_platforms_every_one
         }
         made: dict[str | None, set[str]] = {}
         for n, owner in enumerate(("org-a", "org-b", None)):
-            game = store.registry.create_game(seed=n, organiser_id=owner)
+            game = store.registry.create_game(NewGame(seed=n, organiser_id=owner))
             play_bots(store, game, seed=n)  # the write path's rider
             round_id, tables = store.rounds.create_round(
-                [{"seed": 7, "held": True}] * 2, token_hash="ef" * 32, organiser_id=owner
+                [NewGame(seed=7, held=True)] * 2, token_hash="ef" * 32, organiser_id=owner
             )
             store.round_acts.act(round_id, "start", f"s{n}")
             made[owner] = {game, round_id, *tables}
@@ -244,7 +244,7 @@ def test_a_rounds_finished_entry_reaches_an_endpoint_subscribed_to_it(
     with receiver() as got:
         endpoint = store.webhooks.create(got.url, ["round.finished"])
         round_id, tables = store.rounds.create_round(
-            [{"seed": 8}, {"seed": 9}], token_hash="ab" * 32, name="Hooked"
+            [NewGame(seed=8), NewGame(seed=9)], token_hash="ab" * 32, name="Hooked"
         )
         play_bots(store, tables[0], seed=8)
         drain(store, worker)

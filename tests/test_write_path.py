@@ -1,4 +1,4 @@
-"""The one write path (store/writes.py): optimistic appends from a process's cached heads.
+"""The one write path (store/games/writes.py): optimistic appends from a process's cached heads.
 
 Two stores on one database stand for two service processes: each caches the heads of
 the games it wrote, and a head another one made old must cost a lost race and a read,
@@ -23,10 +23,10 @@ from charleston_fsm.engine.commands import ConfirmPass, WithdrawPass
 from charleston_fsm.engine.errors import NothingConfirmed
 from charleston_fsm.engine.seats import Seat
 from charleston_fsm.engine.tiles import is_joker
-from charleston_fsm.store import GameQuarantined, GameStore
-from charleston_fsm.store.append import Append, Head, Rider
-from charleston_fsm.store.models import GameRow, QuarantineRow
-from charleston_fsm.store.served import ServedGames
+from charleston_fsm.store import GameQuarantined, GameStore, NewGame
+from charleston_fsm.store.database.models import GameRow, QuarantineRow
+from charleston_fsm.store.games.append import Append, Head, Rider
+from charleston_fsm.store.games.served import ServedGames
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def tiles(store: GameStore, game_id: str, seat: Seat) -> list[int]:
 
 
 def test_a_command_on_a_served_game_is_one_statement(store: GameStore) -> None:
-    game_id = store.registry.create_game(seed=3)
+    game_id = store.registry.create_game(NewGame(seed=3))
     sent = statements_of(store)
     confirm = ConfirmPass(seat=Seat.EAST, tiles=tiles(store, game_id, Seat.EAST))
     sent.clear()
@@ -72,7 +72,7 @@ def test_a_command_on_a_served_game_is_one_statement(store: GameStore) -> None:
 def test_a_head_another_process_made_old_loses_once_and_is_read_under_the_lock(
     store: GameStore, twin: GameStore
 ) -> None:
-    game_id = store.registry.create_game(seed=4)
+    game_id = store.registry.create_game(NewGame(seed=4))
     store.writes.execute(
         game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles(store, game_id, Seat.EAST))
     )
@@ -101,7 +101,7 @@ def test_a_refusal_on_an_old_head_is_judged_again_on_the_game_as_it_is(
 ) -> None:
     """This process remembers East with nothing chosen; another one stored East's
     choice: East's withdrawal is not refused from memory, it is stored."""
-    game_id = store.registry.create_game(seed=5)
+    game_id = store.registry.create_game(NewGame(seed=5))
     assert store.core.served.get(game_id).last_seq == 1  # East has chosen nothing here
     twin.writes.execute(game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles(twin, game_id, Seat.EAST)))
     result = store.writes.execute(game_id, WithdrawPass(seat=Seat.EAST), command_id="w")
@@ -114,7 +114,7 @@ def test_a_refusal_on_an_old_head_is_judged_again_on_the_game_as_it_is(
 def test_a_seen_command_id_is_answered_from_the_record_not_from_memory(
     store: GameStore, twin: GameStore
 ) -> None:
-    game_id = store.registry.create_game(seed=6)
+    game_id = store.registry.create_game(NewGame(seed=6))
     confirm = ConfirmPass(seat=Seat.EAST, tiles=tiles(store, game_id, Seat.EAST))
     first = twin.writes.execute(game_id, confirm, command_id="once")
     again = store.writes.execute(game_id, confirm, command_id="once")  # a stale head here
@@ -126,7 +126,7 @@ def test_a_seen_command_id_is_answered_from_the_record_not_from_memory(
 def test_a_quarantine_opened_elsewhere_refuses_the_next_command(
     store: GameStore, twin: GameStore
 ) -> None:
-    game_id = store.registry.create_game(seed=7)
+    game_id = store.registry.create_game(NewGame(seed=7))
     east = tiles(store, game_id, Seat.EAST)
     with twin.engine.begin() as conn:  # a projection edited behind the service's back
         conn.execute(update(GameRow).where(GameRow.id == game_id).values(status="finished"))
@@ -145,7 +145,7 @@ def test_a_quarantine_committed_while_the_append_waits_stores_nothing(
     quarantine; when the verifier commits, the append must store nothing. (Its own
     snapshot cannot see the new quarantine: the epoch the verifier moved is what stops
     it.)"""
-    game_id = pg_store.registry.create_game(seed=8)
+    game_id = pg_store.registry.create_game(NewGame(seed=8))
     confirm = ConfirmPass(seat=Seat.EAST, tiles=tiles(pg_store, game_id, Seat.EAST))
     database = make_url(pg_url).database
     with psycopg.connect(libpq(pg_url)) as verifier, ThreadPoolExecutor(1) as pool:
@@ -173,7 +173,7 @@ def test_a_notice_from_another_process_drops_the_head(pg_store: GameStore, pg_ur
     pg_store.core.notices.start()
     try:
         assert pg_store.core.notices.healthy
-        game_id = pg_store.registry.create_game(seed=9)
+        game_id = pg_store.registry.create_game(NewGame(seed=9))
         assert pg_store.core.served.get(game_id) is not None
         other.writes.execute(
             game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles(other, game_id, Seat.EAST))
@@ -199,7 +199,7 @@ def test_notices_go_after_the_commit_batched_and_none_is_lost(
     pg_store: GameStore, pg_url: str
 ) -> None:
     """No ``pg_notify`` in any command's transaction; every game's last seq is heard."""
-    games = [pg_store.registry.create_game(seed=s) for s in range(10, 16)]
+    games = [pg_store.registry.create_game(NewGame(seed=s)) for s in range(10, 16)]
     east = {g: ConfirmPass(seat=Seat.EAST, tiles=tiles(pg_store, g, Seat.EAST)) for g in games}
     sent = statements_of(pg_store)
     with psycopg.connect(libpq(pg_url), autocommit=True) as listener:
@@ -229,7 +229,7 @@ def test_notices_go_after_the_commit_batched_and_none_is_lost(
 def test_this_process_hears_its_own_commit_before_the_answer(store: GameStore) -> None:
     heard: list[tuple[str, int | None]] = []
     store.core.notices.listen(lambda g, s: heard.append((g, s)))
-    game_id = store.registry.create_game(seed=17)
+    game_id = store.registry.create_game(NewGame(seed=17))
     result = store.writes.execute(
         game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles(store, game_id, Seat.EAST))
     )
@@ -262,7 +262,7 @@ def test_a_rider_is_stored_with_the_rows_and_never_without_them(
         return Rider(outbox, (row,))
 
     store.writes.add_rider(entry)
-    game_id = store.registry.create_game(seed=18)
+    game_id = store.registry.create_game(NewGame(seed=18))
     store.writes.execute(
         game_id, ConfirmPass(seat=Seat.EAST, tiles=tiles(store, game_id, Seat.EAST)), command_id="e"
     )
@@ -307,7 +307,7 @@ def test_many_threads_of_one_process_on_one_game_store_every_command_once(
 ) -> None:
     """Three seats confirm and withdraw at once through one store: every command is
     stored (a lost race is read again and decided again, never refused for it)."""
-    game_id = store.registry.create_game(seed=19)
+    game_id = store.registry.create_game(NewGame(seed=19))
     picks = {seat: tiles(store, game_id, seat) for seat in (Seat.EAST, Seat.SOUTH, Seat.WEST)}
     barrier = threading.Barrier(3)
 
@@ -331,7 +331,7 @@ def test_many_threads_of_one_process_on_one_game_store_every_command_once(
 def test_a_connection_killed_at_the_append_forgets_the_head(
     pg_store: GameStore, pg_admin_url: str
 ) -> None:
-    game_id = pg_store.registry.create_game(seed=20)
+    game_id = pg_store.registry.create_game(NewGame(seed=20))
     confirm = ConfirmPass(seat=Seat.EAST, tiles=tiles(pg_store, game_id, Seat.EAST))
     killer = BackendKiller(pg_store, pg_admin_url, point=1)
     with killer.armed(), pytest.raises(Exception, match="nothing was stored"):

@@ -20,7 +20,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from ..store import GameStore
-from ..store.feed import Sequencer
+from ..store.platform.feed_positions import Sequencer
 from . import (
     routes_director,
     routes_games,
@@ -33,10 +33,11 @@ from . import (
     routes_seats,
     routes_spectators,
     routes_web,
+    routes_webhook_acts,
 )
+from .bench_floor import BENCH_FLOOR_ENV, install_floor
 from .botrunner import BotRunner
 from .clockthread import CLOCK_INTERVAL, ClockThread
-from .hot_route import hot_route
 from .logs import log
 from .middleware import DEFAULT_BODY_SECONDS, DEFAULT_MAX_BODY_BYTES, BodyLimit, RequestContext
 from .notify import Notifier
@@ -48,27 +49,31 @@ from .webhook_sender import DeliveryWorker
 API_VERSION = "v1"
 MAX_BODY_ENV = "CHARLESTON_MAX_BODY_BYTES"
 BODY_TIMEOUT_ENV = "CHARLESTON_BODY_TIMEOUT"
+#: seconds between the feed stream's heartbeats (a comment line), default 15
+FEED_HEARTBEAT_ENV = "CHARLESTON_FEED_HEARTBEAT"
+DEFAULT_FEED_HEARTBEAT = 15.0
 PLATFORM_KEY_ENV = "CHARLESTON_PLATFORM_KEY"
-#: "1": a seat's command on PostgreSQL runs on the event loop (psycopg's async
-#: connections) instead of a worker thread; off by default: on the shared 2-core machine
-#: it cost as much CPU and answered later (docs/performance.md, "Where a command runs")
-ON_LOOP_ENV = "CHARLESTON_COMMANDS_ON_LOOP"
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     notifier: Notifier = app.state.notifier
     # the route threads and the store's connection pool are sized together (each route
-    # thread holds at most one pooled connection: store/connection_budget.py)
+    # thread holds at most one pooled connection: store/database/connection_budget.py)
     to_thread.current_default_thread_limiter().total_tokens = (
         app.state.store.core.budget.route_threads
     )
     await run_in_threadpool(notifier.start)
+    standbys = getattr(app.state.store, "standbys", None)
+    if standbys is not None:  # store/database/standbys.py: its watch wakes the standby streams
+        notifier.follow_standbys(standbys)
+        standbys.start()
     clock = ClockThread(app.state.store, app.state.clock_interval)
     clock.start()
-    watch = CredentialWatch(app.state.store, app.state.roles)
+    # a changed link also wakes its open streams, which then look at it (and end)
+    watch = CredentialWatch(app.state.store, app.state.roles, on_change=notifier.publish)
     watch.start()
-    # every process may position the feed and send webhooks (store/feed.py, outbox.py)
+    # every process may position the feed and send webhooks (store/platform/feed.py, outbox.py)
     sequencer = Sequencer(app.state.store.feed)
     sender = DeliveryWorker(app.state.store)
     if app.state.platform_workers:
@@ -84,8 +89,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(sequencer.stop)
         await app.state.bots.stop_all()
         await run_in_threadpool(notifier.stop)
-        if app.state.store.core.on_loop is not None:  # the loop's connections end with it
-            app.state.store.core.on_loop.pool.close_now()
+        if standbys is not None:
+            await run_in_threadpool(standbys.stop)
 
 
 def create_app(
@@ -95,9 +100,10 @@ def create_app(
     notifier: Notifier | None = None,
     max_body_bytes: int | None = None,
     clock_interval: float | None = CLOCK_INTERVAL,
-    commands_on_loop: bool | None = None,
     body_timeout: float | None = None,
     platform_workers: bool = True,
+    feed_heartbeat: float | None = None,
+    bench_floor: bool | None = None,
 ) -> FastAPI:
     """The service over ``store`` (default: ``GameStore()`` from ``$CHARLESTON_DATABASE_URL``).
 
@@ -105,9 +111,11 @@ def create_app(
     else 64 KiB); ``body_timeout``: seconds a body has to arrive after its headers, else a
     408 (default: ``$CHARLESTON_BODY_TIMEOUT``, else 10). ``clock_interval``: seconds
     between the clock worker's polls (``None``: no worker in this process).
-    ``commands_on_loop``: run seats' commands on the event loop where the store can
-    (PostgreSQL; default: ``$CHARLESTON_COMMANDS_ON_LOOP`` is ``1``).
     ``platform_workers``: run the feed's sequencer and the webhook sender here.
+    ``feed_heartbeat``: seconds between the feed stream's heartbeat comments (default:
+    ``$CHARLESTON_FEED_HEARTBEAT``, else 15).
+    ``bench_floor``: add the bench's floor route (:mod:`.bench_floor`; default:
+    ``$CHARLESTON_BENCH_FLOOR`` is ``1``): never in a production service.
     """
     if store is None:
         store = GameStore()
@@ -117,6 +125,8 @@ def create_app(
         max_body_bytes = int(os.environ.get(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
     if body_timeout is None:
         body_timeout = float(os.environ.get(BODY_TIMEOUT_ENV) or DEFAULT_BODY_SECONDS)
+    if feed_heartbeat is None:
+        feed_heartbeat = float(os.environ.get(FEED_HEARTBEAT_ENV) or DEFAULT_FEED_HEARTBEAT)
     notifier = notifier or Notifier()
     notifier.attach(store.core.notices)  # this process's commits, then (PostgreSQL) others'
 
@@ -126,12 +136,17 @@ def create_app(
         summary="The Charleston of American Mah Jongg as a service: statechart + event store.",
         description=(
             "Seats and the director authenticate with `Authorization: Bearer <token>` "
-            "(tokens are returned once, by `POST /v1/games`). Errors are "
+            "(tokens are returned once, by `POST /v1/games`); each operation's `security` "
+            "names the tokens it takes (SeatToken, DirectorToken, RoundToken, "
+            "SpectatorToken, PlatformKey, OrganiserKey; `{}`: none). Errors are "
             "`application/problem+json` with `code`, `kind`, `rule` (a rule id of docs/rules.md) "
             "and `rule_text`."
         ),
         lifespan=lifespan,
         default_response_class=FastJSONResponse,
+        # operation ids are the endpoints' names (create_game, post_command …): what a
+        # client generated from the document calls its functions
+        generate_unique_id_function=lambda route: route.name,
     )
     # what the routes reach through charleston_fsm.api.deps
     app.state.store = store
@@ -139,6 +154,7 @@ def create_app(
     app.state.bots = BotRunner(store, notifier)
     app.state.platform_key = platform_key
     app.state.clock_interval = clock_interval
+    app.state.feed_heartbeat = feed_heartbeat
     # CHARLESTON_PLATFORM_WORKERS=0: another process numbers the feed and sends webhooks
     # (and the fault tests, whose relay must see only the command's COMMIT)
     app.state.platform_workers = (
@@ -146,9 +162,6 @@ def create_app(
         and hasattr(store, "feed")
         and os.environ.get("CHARLESTON_PLATFORM_WORKERS", "1") != "0"
     )
-    if commands_on_loop is None:
-        commands_on_loop = os.environ.get(ON_LOOP_ENV, "0") == "1"
-    app.state.commands_on_loop = commands_on_loop and store.writes.on_loop_ready
     app.state.roles = TokenCache()  # (game id, token digest) -> role, until it changes
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, seconds=body_timeout)
     app.add_middleware(RequestContext)  # outermost: it sees every answer
@@ -164,13 +177,16 @@ def create_app(
         routes_spectators,
         routes_record,
         routes_platform,
+        routes_webhook_acts,
         routes_live,
         routes_meta,
     ):
         v1.include_router(module.router)
     app.include_router(v1)
-    # the command route first, past FastAPI's nested routers (api/hot_route.py)
-    app.router.routes.insert(0, hot_route(routes_games.command_route(), f"/{API_VERSION}"))
+    # the command route first, past FastAPI's nested routers (api/command_route.py)
+    routes_games.add_command_route(app, f"/{API_VERSION}")
+    if bench_floor if bench_floor is not None else os.environ.get(BENCH_FLOOR_ENV) == "1":
+        install_floor(app)  # the bench's own serve process only
     app.include_router(routes_meta.health)
     routes_web.install(app)
     app.openapi = partial(routes_meta.openapi, app)  # type: ignore[method-assign]

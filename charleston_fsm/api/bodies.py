@@ -1,7 +1,7 @@
 """What a request body must be before any route reads it: not encoded, and shallow.
 
-Both command routes (the hot one of :mod:`.hot_route` and FastAPI's declared one) and
-every other route with a body call :func:`check_body` once the token is checked. A
+The command route (its own reading of a JSON object, :mod:`.command_route`, and
+FastAPI's) and every other route with a body call :func:`check_body` once the token is checked. A
 body nested deeper than :data:`MAX_DEPTH` is refused with one sentence before any parser
 or validator walks it: Python's own ``json`` and every recursive walk of a parsed value
 run out of stack somewhere near 1,000 levels, and a 4 KB body reaches that. No request of

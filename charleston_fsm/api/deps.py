@@ -12,18 +12,19 @@ route, and a body is only worth reading for a caller with a valid token.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Coroutine
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPBearer
 
 from ..engine.seats import Seat
 from ..store import GameStore
-from ..store.reads import could_exist
-from ..store.room import round_director_opens
+from ..store.games.reads import could_exist
+from ..store.rounds.room import round_director_opens
 from .auth import bearer_token, seat_of, token_hash
 from .bodies import check_body
 from .botrunner import BotRunner
@@ -35,9 +36,73 @@ from .token_cache import TokenCache
 DIRECTOR_RULE = "SVC-05"  # only the director sees every hand, the audit and the diagram
 SEAT_RULE = "SVC-05"  # a seat's token acts only for that seat; the director does not play
 
-# documents the bearer scheme in OpenAPI; the guards below read the header themselves
-_bearer = HTTPBearer(auto_error=False, description="A seat, director or platform token.")
-Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+# -- who may call a route, as the OpenAPI document says it -----------------------------------
+# Every token travels as 'Authorization: Bearer <token>'; the guards below read the header
+# themselves. These schemes only name, in the document, which tokens a route takes: one
+# per kind of holder, so a route's ``security`` lists its alternatives truthfully.
+def _scheme(name: str, description: str) -> HTTPBearer:
+    return HTTPBearer(scheme_name=name, auto_error=False, description=description)
+
+
+SEAT_TOKEN = _scheme(
+    "SeatToken",
+    "A seat's token of the game (POST /v1/games or /v1/rounds returns them; a substitute "
+    "gets a new one).",
+)
+DIRECTOR_TOKEN = _scheme(
+    "DirectorToken",
+    "The game's director token; or its round's token; or the key of the organiser whose "
+    "game it is.",
+)
+ROUND_TOKEN = _scheme(
+    "RoundToken",
+    "The round's token (POST /v1/rounds returns it), or the key of the organiser whose "
+    "round it is.",
+)
+SPECTATOR_TOKEN = _scheme(
+    "SpectatorToken", "A spectator link's token: the table's, or the round's (for the round)."
+)
+PLATFORM_KEY = _scheme(
+    "PlatformKey",
+    "The service's platform key (CHARLESTON_PLATFORM_KEY, serve --platform-key). A service "
+    "without one takes no token where this key or an organiser's is asked: the document "
+    "then lists an empty alternative ({}) there.",
+)
+ORGANISER_KEY = _scheme(
+    "OrganiserKey",
+    "An organiser's key (POST /v1/organisers): only its own organiser's games, rounds, "
+    "feed entries and webhook endpoints.",
+)
+
+
+def taking(*schemes: HTTPBearer) -> Callable[..., Coroutine[Any, Any, None]]:
+    """A dependency that declares ``schemes`` as a route's alternatives in the document
+    (it reads nothing: the route's guard judges the token)."""
+
+    async def credentials(**_: Any) -> None:
+        return None
+
+    credentials.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(f"_{i}", inspect.Parameter.KEYWORD_ONLY, default=Depends(s))
+            for i, s in enumerate(schemes)
+        ]
+    )
+    return credentials
+
+
+#: a route's token, by who holds it (the parameter is always ``_``: the hot route's)
+GameCredentials = Annotated[None, Depends(taking(SEAT_TOKEN, DIRECTOR_TOKEN))]
+SeatCredentials = Annotated[None, Depends(taking(SEAT_TOKEN))]
+DirectorCredentials = Annotated[None, Depends(taking(DIRECTOR_TOKEN))]
+RoundCredentials = Annotated[None, Depends(taking(ROUND_TOKEN))]
+SpectatorCredentials = Annotated[None, Depends(taking(SPECTATOR_TOKEN))]
+#: ``organiser_keys.platform_or_organiser``'s routes (anyone, without a platform key)
+PLATFORM_OR_ORGANISER = taking(PLATFORM_KEY, ORGANISER_KEY)
+PlatformCredentials = Annotated[None, Depends(PLATFORM_OR_ORGANISER)]
+#: ``organiser_keys.platform_itself``'s routes: the platform key only
+PlatformKeyCredentials = Annotated[None, Depends(taking(PLATFORM_KEY))]
 
 
 # async: a lookup on app.state needs no thread
@@ -58,18 +123,40 @@ NotifierDep = Annotated[Notifier, Depends(_notifier)]
 BotsDep = Annotated[BotRunner, Depends(_bots)]
 
 
+#: where a request keeps its bearer's digest and the role judged for it (its ASGI scope):
+#: a command's guard and its endpoint both ask, and the token is hashed and judged once
+DIGEST_KEY = "charleston.token_digest"
+JUDGED_KEY = "charleston.judged_role"
+
+
+def bearer_digest(request: Request) -> str | None:
+    """The stored form of the request's bearer token (``None`` without one), hashed once
+    per request however many guards ask."""
+    scope = request.scope
+    digest = scope.get(DIGEST_KEY)
+    if digest is None:
+        token = bearer_token(request)
+        if token is None:
+            return None
+        digest = scope[DIGEST_KEY] = token_hash(token)
+    return digest  # type: ignore[no-any-return]
+
+
 def authenticate(request: Request, game_id: str) -> str:
-    """The token's role in this game; an unknown game is a 404 before any 401."""
+    """The token's role in this game; an unknown game is a 404 before any 401. Judged
+    once per request: a second call (the endpoint after its guard) reads the first's."""
+    judged = request.scope.get(JUDGED_KEY)
+    if judged is not None and judged[0] == game_id:
+        return judged[1]  # type: ignore[no-any-return]
     store = request.app.state.store
     roles: TokenCache = request.app.state.roles
-    token = bearer_token(request)
-    if token is None:
+    digest = bearer_digest(request)
+    if digest is None:
         store.registry.last_seq(game_id)  # GameNotFound for an unknown game
         raise unauthorized(
             "missing_token",
             "Send a seat or director token of this game as 'Authorization: Bearer <token>'.",
         )
-    digest = token_hash(token)
     role = roles.get((game_id, digest))
     if role is None:
         role = store.registry.role_for(game_id, digest)
@@ -86,6 +173,7 @@ def authenticate(request: Request, game_id: str) -> str:
         refuse_other_organisers(request, digest, f"game {game_id!r}", "not_your_game")
         raise unauthorized("invalid_token", "This token does not open this game.")
     request.state.role = role
+    request.scope[JUDGED_KEY] = (game_id, role)
     return role
 
 
@@ -102,11 +190,11 @@ def remember(
 def role_remembered(request: Request) -> bool:
     """Whether :func:`authenticate` knows the bearer's role in the path's game without
     asking the store (so a guard can run on the event loop)."""
-    token = bearer_token(request)
     game_id = request.path_params.get("game_id")
-    if token is None or game_id is None:
+    if game_id is None:
         return False
-    return (game_id, token_hash(token)) in request.app.state.roles
+    digest = bearer_digest(request)
+    return digest is not None and (game_id, digest) in request.app.state.roles
 
 
 def director_only(request: Request, game_id: str) -> str:
@@ -139,28 +227,11 @@ def token_first(guard: Callable[[Request], object]) -> Callable[[Endpoint], Endp
 
 async def run_guard(guard: Callable[[Request], object], request: Request) -> None:
     """Run a token guard: on the event loop when the token's role is remembered (it reads
-    no store then: one thread hand-off fewer per request), else in a thread. Where the
-    store runs commands on the loop (PostgreSQL), a token of a game's own credentials is
-    looked up there first, so its first command needs no thread either."""
-    if not role_remembered(request) and request.app.state.commands_on_loop:
-        await _learn_role_on_loop(request)
+    no store then: one thread hand-off fewer per request), else in a thread."""
     if role_remembered(request):
         guard(request)
     else:
         await run_in_threadpool(guard, request)  # guards may read the store
-
-
-async def _learn_role_on_loop(request: Request) -> None:
-    """Remember the bearer's role in the path's game when the game's credentials name it
-    (anything else, a round director's token or none, is the threaded guard's to judge)."""
-    token = bearer_token(request)
-    game_id = request.path_params.get("game_id")
-    if token is None or game_id is None:
-        return
-    digest = token_hash(token)
-    role = await request.app.state.store.registry.role_for_on_loop(game_id, digest)
-    if role is not None:
-        remember(request, game_id, digest, role)
 
 
 class TokenFirstRoute(APIRoute):

@@ -104,8 +104,10 @@ class RequestContext:
 
 
 def _printable(text: str) -> str:
-    """A header or path part fit for a log line: no control characters."""
-    return "".join(c for c in text if c.isprintable())
+    """A header or path part fit for a log line: no control characters (checked in C
+    first: nearly every one has none, and a walk by character cost more than the
+    token's digest)."""
+    return text if text.isprintable() else "".join(c for c in text if c.isprintable())
 
 
 class BodyTooLarge(HTTPException):
@@ -169,11 +171,16 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = Headers(scope=scope).get("content-length", "")
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length", "")
         too_long = bool(_LENGTH.match(declared)) and int(declared) > self.max_bytes
         received = 0
         deadline = time.monotonic() + self.seconds
-        whole = False  # the last part of the body arrived: later reads wait for the end
+        # the last part of the body arrived: later reads wait for the end. A request that
+        # declares no body (no Content-Length, or 0, and no Transfer-Encoding: a GET, an
+        # event stream) has none to wait for, so no deadline: its later reads only wait
+        # for the client to leave, which a stream does after minutes or hours
+        whole = declared in ("", "0") and "transfer-encoding" not in headers
 
         async def limited() -> Message:
             nonlocal received, whole
@@ -182,8 +189,11 @@ class BodyLimit:
             if whole:
                 return await receive()
             try:
-                left = max(deadline - time.monotonic(), _LAST_LOOK)
-                message = await asyncio.wait_for(receive(), left)
+                # asyncio.timeout, not wait_for: no task between the read and its caller,
+                # so a caller's cancellation (Starlette's is_disconnected looks with an
+                # already cancelled scope) cannot drop a message that arrived meanwhile
+                async with asyncio.timeout(max(deadline - time.monotonic(), _LAST_LOOK)):
+                    message = await receive()
             except TimeoutError:
                 raise BodyTooSlow(self.seconds) from None
             if message["type"] == "http.request":

@@ -25,7 +25,7 @@ import hmac
 
 from fastapi import Request
 
-from ..store.organisers import KeyHolder
+from ..store.platform.organisers import KeyHolder
 from .auth import PLATFORM_RULE, bearer_token, check_platform_key, token_hash
 from .problems import ApiProblem, forbidden, unauthorized
 from .token_cache import TokenCache

@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ..engine.commands import INVALID_PLAYER_ID
 from ..engine.errors import CharlestonError
 from ..engine.field_errors import MAX_QUOTE, clip, field_errors
 from ..engine.free_text import UNSTORABLE_TEXT
@@ -237,11 +238,12 @@ def install(app: Any) -> None:
         in_body = isinstance(exc, ValidationError) or all(
             (e.get("loc") or ("body",))[0] == "body" for e in errors
         )
-        if errors and in_body and all(e.get("type") in TEXT_ERRORS for e in errors):
+        kinds = {e.get("type") for e in errors}
+        if errors and in_body and kinds <= TEXT_ERRORS | {INVALID_PLAYER_ID}:
             return _problem_for(
                 request,
                 422,
-                "invalid_text",
+                "invalid_player_id" if kinds == {INVALID_PLAYER_ID} else "invalid_text",
                 validation_detail(errors),
                 kind="request",
                 rule="SVC-02",

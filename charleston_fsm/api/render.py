@@ -22,6 +22,14 @@ def _client_command_id(stored_id: str | None, role: str) -> str | None:
     return None
 
 
+def seed_text(seed: int | None) -> str | None:
+    """A deal's seed as the API gives it: its decimal digits as text. Seeds reach 2**62,
+    past the 2**53 a JavaScript (or any IEEE double) number holds exactly, and a director
+    who quotes a rounded one to deal again gets other tiles. The signed record keeps the
+    number its hash covers (docs/record.md)."""
+    return None if seed is None else str(seed)
+
+
 def event_out(stored: Any, role: str) -> dict[str, Any]:
     """One stored event as ``role`` may see it: redacted for a seat, whole for the director.
 
@@ -30,6 +38,8 @@ def event_out(stored: Any, role: str) -> dict[str, Any]:
     """
     seat = seat_of(role)
     data = redact(stored.event, seat)
+    if data["type"] == "game_created" and isinstance(data["payload"].get("seed"), int):
+        data["payload"] = {**data["payload"], "seed": seed_text(data["payload"]["seed"])}
     data["seq"] = stored.seq
     data["created_at"] = _iso(stored.created_at)
     if seat is None:

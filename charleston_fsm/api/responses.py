@@ -2,7 +2,7 @@
 
 Starlette's ``JSONResponse`` runs the stdlib encoder; FastAPI additionally walks a
 returned dict through ``jsonable_encoder`` first. orjson writes the same compact UTF-8
-JSON several times faster (docs/performance.md). Routes that already hold plain data
+JSON several times faster (docs/bench/history.md). Routes that already hold plain data
 return :class:`FastJSONResponse` themselves, which also skips ``jsonable_encoder``.
 """
 

@@ -11,17 +11,11 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from ..engine.annotations import from_director
 from ..engine.commands import ANNOTATION_COMMANDS, DIRECTOR_COMMANDS
-from ..store.audit import AuditReport
-from .deps import (
-    Credentials,
-    StoreDep,
-    TokenFirstRoute,
-    director_only,
-    token_first,
-)
+from ..store.evidence.audit import AuditReport
+from .commands import command_answer, command_from, command_id_of, execute_with_retries
+from .deps import DirectorCredentials, StoreDep, TokenFirstRoute, director_only, token_first
 from .problems import ApiProblem, bad_request
 from .render import DIAGRAM_RESPONSES, diagram
-from .routes_games import command_answer, command_from, command_id_of, execute_with_retries
 from .schemas import (
     COMMAND_HEADERS,
     DirectorCommandResult,
@@ -31,6 +25,7 @@ from .schemas import (
     VerifyResult,
     problems,
 )
+from .schemas_commands import DIRECTOR_COMMAND_MODELS, declared_body
 
 router = APIRouter(tags=["director"], route_class=TokenFirstRoute)
 
@@ -63,11 +58,11 @@ def get_audit(
     game_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: DirectorCredentials,
     format: Annotated[str, Query(pattern="^(json|text)$")] = "json",
 ) -> Response:
     director_only(request, game_id)
-    report = store.auditor.audit(game_id)
+    report = store.standby.auditor.audit(game_id)  # a read: a standby's, when fresh
     if format == "text":
         return PlainTextResponse(report.to_text())
     return JSONResponse(report.to_dict())
@@ -84,7 +79,9 @@ def get_audit(
         "answer 423 `game_quarantined` until a director lifts it."
     ),
 )
-def get_verify(game_id: str, request: Request, store: StoreDep, _: Credentials) -> dict[str, Any]:
+def get_verify(
+    game_id: str, request: Request, store: StoreDep, _: DirectorCredentials
+) -> dict[str, Any]:
     director_only(request, game_id)
     return store.tamper.verify(game_id).to_dict()
 
@@ -96,7 +93,7 @@ def get_verify(game_id: str, request: Request, store: StoreDep, _: Credentials) 
     responses={200: {"model": QuarantineList}, **problems(401, 403, 404)},
 )
 def get_quarantine(
-    game_id: str, request: Request, store: StoreDep, _: Credentials
+    game_id: str, request: Request, store: StoreDep, _: DirectorCredentials
 ) -> dict[str, Any]:
     director_only(request, game_id)
     return {"game_id": game_id, "quarantines": store.tamper.quarantines(game_id)}
@@ -118,7 +115,7 @@ def lift_quarantine(
     game_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: DirectorCredentials,
     body: LiftQuarantine | None = None,
 ) -> dict[str, Any]:
     director_only(request, game_id)
@@ -136,7 +133,7 @@ def get_game_diagram(
     game_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: DirectorCredentials,
     format: Annotated[str, Query(description="svg, dot or mermaid")] = "svg",
 ) -> Response:
     director_only(request, game_id)
@@ -153,13 +150,19 @@ def get_game_diagram(
         200: {"model": DirectorCommandResult, "headers": COMMAND_HEADERS},
         **problems(400, 401, 403, 404, 409, 422, 423, 503),
     },
+    openapi_extra=declared_body("DirectorCommand"),
     description=(
-        "Commands no seat gives: `close_ding_dong` (ruleset `four_winds`) ends the window "
-        "in which East may request a Ding Dong; `pause_clock` and `resume_clock` stop and "
+        "Commands no seat gives (`DirectorCommand`: "
+        + ", ".join(f"`{name}`" for name in sorted(DIRECTOR_COMMAND_MODELS))
+        + "). `close_ding_dong` (ruleset `four_winds`) ends the window in which East may "
+        "request a Ding Dong; `judge_declaration` rules on East's declaration; "
+        "`start_game` opens a held table; `pause_clock` and `resume_clock` stop and "
         "restart the game's clock (resuming moves every deadline by the paused time); "
-        "`record_ruling` {kind: note|warning|penalty|void, text, seat?} adds a ruling to "
-        "the chain. Each is a recorded row; none moves a tile. `command_id` or "
-        "`Idempotency-Key` makes a retry safe, as for seats."
+        "`extend_time` adds seconds to a seat's deadline (no seat: every awaited seat's); "
+        "`hand_to_bot` and `hand_back` hand a seat to the service's bot and back; "
+        "`record_ruling` adds a ruling to the chain and `answer_call` answers a seat's "
+        "call. Each is a recorded row; none moves a tile. "
+        "`command_id` or `Idempotency-Key` makes a retry safe, as for seats."
     ),
 )
 @token_first(_director_guard)
@@ -167,7 +170,7 @@ def post_director_command(
     game_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: DirectorCredentials,
     body: Annotated[dict[str, Any], Body(examples=[{"type": "close_ding_dong"}])],
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> JSONResponse:

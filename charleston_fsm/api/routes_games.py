@@ -1,42 +1,40 @@
-"""A game's life: create it, read it, send commands, list its events, replay it."""
+"""A game's life: create it, read it, send commands, list its events, replay it.
+
+The command route (:func:`post_command`) is declared here and added to the app first,
+outside the nested routers (:func:`add_command_route`): it is the request the service
+answers most, and its route class (:class:`~.command_route.CommandRoute`) reads a JSON
+object itself. What every command route shares lives in :mod:`.commands`.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import random
-import secrets
-import time
-import uuid
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Header, Query, Request
-from fastapi.routing import APIRoute
-from pydantic import ValidationError
+from fastapi import APIRouter, Body, FastAPI, Header, Query, Request
 
-from ..engine.commands import Command, parse_command
-from ..engine.errors import InvalidCommand
-from ..engine.free_text import text_refusal
-from ..engine.rulesets import get_ruleset
-from ..engine.seats import Seat
 from ..engine.views import director_view, seat_view
-from ..store import Conflict, ExecuteResult, GameStore, OutcomeUnknown
-from ..store.models import MAX_SEQ
-from .auth import ROLES, new_token, seat_of, token_hash
+from ..store.database.models import MAX_SEQ
+from .auth import seat_of
+from .command_route import CommandRoute
+from .commands import (
+    command_answer,
+    command_guard,
+    command_request,
+    execute_with_retries,
+)
 from .deps import (
-    SEAT_RULE,
-    Credentials,
+    GameCredentials,
+    PlatformCredentials,
+    SeatCredentials,
     StoreDep,
     TokenFirstRoute,
     authenticate,
-    seat_only,
     token_first,
 )
+from .game_setup import table_setup
 from .logs import log
 from .organiser_keys import platform_or_organiser
-from .problems import ApiProblem, bad_request, command_headers, forbidden, validation_detail
 from .render import event_out
 from .responses import FastJSONResponse
 from .schemas import (
@@ -50,23 +48,12 @@ from .schemas import (
     Replay,
     problems,
 )
+from .schemas_commands import declared_body
 
-MAX_RACE_RETRIES = 6
-MAX_COMMAND_ID = 100  # the store keeps "<seat>:<id>" in 128 characters
-DIRECTOR_PLAYS = "The director's token cannot send commands."
 AFTER = Query(ge=0, le=MAX_SEQ, description="Only events after this seq")
+COMMANDS_PATH = "/games/{game_id}/commands"
 
 router = APIRouter(tags=["games"], route_class=TokenFirstRoute)
-
-
-def _command_guard(request: Request) -> None:
-    """A seat's token of this game, checked before the body is read. Until the body is
-    read, the only command id a refusal can name is an ``Idempotency-Key`` header's."""
-    key = request.headers.get("Idempotency-Key")
-    if key:
-        with contextlib.suppress(ApiProblem):
-            request.state.command_id = command_id_of(None, key)
-    seat_only(request, request.path_params["game_id"], DIRECTOR_PLAYS)
 
 
 @router.post(
@@ -78,128 +65,16 @@ def _command_guard(request: Request) -> None:
 )
 @token_first(platform_or_organiser)
 def create_game(
-    body: CreateGame, request: Request, store: StoreDep, _: Credentials
+    body: CreateGame, request: Request, store: StoreDep, _: PlatformCredentials
 ) -> FastJSONResponse:
     organiser_id = platform_or_organiser(request)
     setup = table_setup(body)
-    game_id = store.registry.create_game(**setup.store_args, organiser_id=organiser_id)
+    game_id = store.registry.create_game(replace(setup.game, organiser_id=organiser_id))
     request.state.game_id = str(game_id)
     request.state.role = "platform" if organiser_id is None else "organiser"
     log.info("game created", extra={"game_id": str(game_id), "ruleset": setup.ruleset})
     answer = {**setup.created(game_id), "organiser_id": organiser_id}
     return FastJSONResponse(answer, status_code=201, headers={"Location": answer["links"]["self"]})
-
-
-@dataclass(frozen=True)
-class TableSetup:
-    """A checked create-game request: the store's arguments and the tokens to hand out."""
-
-    ruleset: str
-    options: dict[str, Any]
-    tokens: dict[str, str]
-    store_args: dict[str, Any]
-
-    def created(self, game_id: str) -> dict[str, Any]:
-        """The answer naming the new game: its tokens (shown once) and links."""
-        base = f"/v1/games/{game_id}"
-        return {
-            "game_id": game_id,
-            "ruleset": self.ruleset,
-            "options": self.options,
-            "tokens": self.tokens,
-            "links": {
-                "self": base,
-                "commands": f"{base}/commands",
-                "events": f"{base}/events",
-                "stream": f"{base}/stream",
-                **page_links(game_id, self.tokens),
-            },
-        }
-
-
-def page_links(game_id: str, tokens: dict[str, str]) -> dict[str, str]:
-    """The page of each seat, of the director's desk and of spectators, its secret after
-    ``#``.
-
-    A browser never sends the fragment to a server, so a platform may hand these out as
-    they are: the page takes the token from it and keeps it for the tab only.
-    """
-    pages = {role: seat_page(game_id, t) for role, t in tokens.items()}
-    pages["director"] = f"/desk/{game_id}#token={tokens['director']}"
-    if "spectator" in tokens:
-        pages["spectator"] = spectator_page(game_id, tokens["spectator"])
-    return pages
-
-
-def seat_page(game_id: str, token: str) -> str:
-    """A seat's page, its secret after ``#``."""
-    return f"/table/{game_id}#token={token}"
-
-
-def spectator_page(game_id: str, token: str) -> str:
-    """A table's spectator page, its secret after ``#``."""
-    return f"/watch/{game_id}#token={token}"
-
-
-#: how far in the past a start time may be (the clocks of a platform and the service)
-START_SLACK = timedelta(seconds=5)
-
-
-def start_args(start: str | datetime) -> dict[str, Any]:
-    """The store's start gate for a request's ``start`` (now, held, or a start time)."""
-    if start == "now":
-        return {}
-    if start == "held":
-        return {"held": True}
-    assert isinstance(start, datetime)
-    at = start.astimezone(UTC)
-    if at < datetime.now(UTC) - START_SLACK:
-        raise ApiProblem(
-            422,
-            "start_in_the_past",
-            f"The start time {at.isoformat()} has passed: give a time to come, 'held' "
-            "(the director starts it) or 'now'.",
-            kind="setup",
-            rule="SVC-12",
-        )
-    return {"start_at": at}
-
-
-def table_setup(body: CreateGame) -> TableSetup:
-    """What ``store.registry.create_game`` takes for a create-game request, with fresh tokens
-    (a game's and each table of a round's: one path for both)."""
-    if body.seed is not None and body.hands is not None:
-        raise ApiProblem(
-            422,
-            "seed_or_hands",
-            "Give either a seed or explicit hands, not both.",
-            kind="setup",
-            rule="SVC-03",
-        )
-    ruleset = get_ruleset(body.ruleset)
-    options = ruleset.options(body.options)
-    seed = body.seed
-    if seed is None and body.hands is None:
-        seed = secrets.randbits(62)
-    tokens = {role: new_token() for role in (*ROLES, "spectator")}
-    return TableSetup(
-        ruleset=ruleset.name,
-        options=options.model_dump(mode="json"),
-        tokens=tokens,
-        store_args={
-            "ruleset": ruleset.name,
-            "options": body.options or None,
-            "seed": seed,
-            "hands": {s.value: list(t) for s, t in body.hands.items()} if body.hands else None,
-            "players": {s.value: n for s, n in body.players.items()} if body.players else None,
-            "credentials": {role: token_hash(tokens[role]) for role in ROLES},
-            "clock": body.clock,
-            "bots": [s.value for s in body.bots] if body.bots else None,
-            "pace": body.bot_pace,
-            "spectator": (token_hash(tokens["spectator"]), body.spectator_delay),
-            **start_args(body.start),
-        },
-    )
 
 
 @router.get(
@@ -208,193 +83,57 @@ def table_setup(body: CreateGame) -> TableSetup:
     response_model=None,
     responses={200: {"model": GameView}, **problems(401, 404, 423, 503)},
 )
-def get_game(game_id: str, request: Request, store: StoreDep, _: Credentials) -> FastJSONResponse:
+def get_game(
+    game_id: str, request: Request, store: StoreDep, _: GameCredentials
+) -> FastJSONResponse:
     role = authenticate(request, game_id)
     view = store.reads.view(game_id, seat_of(role))
     return FastJSONResponse({"game_id": game_id, "role": role, "view": view})
 
 
-@router.post(
-    "/games/{game_id}/commands",
-    summary="Send a command for the token's seat (idempotent by command id)",
-    response_model=None,
-    responses={
-        200: {"model": CommandResult, "headers": COMMAND_HEADERS},
-        **problems(400, 401, 403, 404, 408, 409, 413, 422, 423, 503),
-    },
-    description=(
-        "The body is an engine command without `seat` (the seat comes from the token), "
-        "plus an optional `command_id`; the `Idempotency-Key` header may carry it "
-        "instead. Sending the same command id again returns the first result "
-        "(`duplicate: true`) and stores nothing. Command ids are scoped per seat. Every "
-        "answer names the id (`command_id`, header `Command-ID`); a 503 `outcome_unknown` "
-        "may be stored: send the same id again to learn which (docs/api.md, the retry rule)."
-    ),
-)
-@token_first(_command_guard)
+@token_first(command_guard)
 def post_command(
     game_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: SeatCredentials,
     body: Annotated[dict[str, Any], Body(openapi_examples=COMMAND_EXAMPLES)],
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> FastJSONResponse:
-    seat, command, command_id = _command_request(request, game_id, body, idempotency_key)
+    """A seat's command, stored once by its id (the route of :func:`add_command_route`)."""
+    seat, command, command_id = command_request(request, game_id, body, idempotency_key)
     result = execute_with_retries(store, game_id, command, f"{seat.value}:{command_id}")
     return command_answer(store, game_id, command_id, result, seat)
 
 
-async def post_command_on_loop(
-    game_id: str,
-    request: Request,
-    store: StoreDep,
-    _: Credentials,
-    body: dict[str, Any],
-    idempotency_key: str | None = None,
-) -> FastJSONResponse:
-    """:func:`post_command` on the event loop, for a store that runs commands there
-    (PostgreSQL: ``store.writes.execute_on_loop``); the hot route calls it."""
-    seat, command, command_id = _command_request(request, game_id, body, idempotency_key)
-    stored_id = f"{seat.value}:{command_id}"
-    for attempt in range(MAX_RACE_RETRIES + 1):
-        try:
-            result = await store.writes.execute_on_loop(game_id, command, command_id=stored_id)
-            break
-        except Conflict:
-            if attempt == MAX_RACE_RETRIES:
-                raise
-            await asyncio.sleep(random.uniform(0.002, 0.01) * 2**attempt)
-    return command_answer(store, game_id, command_id, result, seat)
-
-
-post_command.on_loop = post_command_on_loop  # type: ignore[attr-defined]
-
-
-def _command_request(
-    request: Request, game_id: str, body: dict[str, Any], idempotency_key: str | None
-) -> tuple[Seat, Command, str]:
-    """The seat, the command and its id a command request names (no store is read: the
-    token's role is known once its guard has run)."""
-    body = dict(body)
-    sent_id = body.pop("command_id", None)
-    # Every answer names the command id (problems via request.state) once the body is
-    # read, which is after the token is checked; a malformed id is refused.
-    try:
-        command_id = command_id_of(sent_id, idempotency_key)
-    except ApiProblem as malformed:  # refused after the token check, and naming no id
-        request.state.command_id = None
-        seat_only(request, game_id, DIRECTOR_PLAYS)
-        raise malformed from None
-    request.state.command_id = command_id
-    seat = seat_only(request, game_id, DIRECTOR_PLAYS)
-    role = seat.value
-    claimed = body.pop("seat", None)
-    if claimed is not None and claimed != role:
-        raise forbidden(
-            "seat_mismatch",
-            f"This token is {role}'s; it cannot act for {claimed!s:.10}.",
-            SEAT_RULE,
-        )
-    request.state.command = str(body.get("type", ""))[:40]
-    return seat, command_from({**body, "seat": role}), command_id
-
-
-def command_route() -> APIRoute:
-    """The declared route of :func:`post_command` (the app serves it by a hot route)."""
-    return next(r for r in router.routes if getattr(r, "endpoint", None) is post_command)
-
-
-def command_from(body: dict[str, Any]) -> Command:
-    """The engine command a request body names (a 422 ``invalid_command`` if none)."""
-    try:
-        return parse_command(body)
-    except ValidationError as exc:
-        raise InvalidCommand(
-            f"Not a valid command: {validation_detail(list(exc.errors()))}."
-        ) from None
-
-
-def command_answer(
-    store: GameStore,
-    game_id: str,
-    command_id: str,
-    result: ExecuteResult,
-    seat: Seat | None,
-) -> FastJSONResponse:
-    """The answer to a stored command (a seat's, or the director's when ``seat`` is None)."""
-    role = seat.value if seat else "director"
-    # Committed: from here on, a failure must not read as "nothing was stored".
-    try:
-        events = list(result.events)
-        answer = {
-            "game_id": game_id,
-            "command_id": command_id,
-            "duplicate": bool(result.duplicate),
-            "events": [event_out(e, role) for e in events],
-            # the committed table and clock, no re-read
-            "view": store.reads.view_of(
-                result.snapshot, seat, result.clock, store.reads.players(game_id)
-            ),
-        }
-    except Exception:
-        log.exception("answer failed after the commit")
-        raise OutcomeUnknown(
-            "The command was stored, but the service failed while building the answer. "
-            "Send the same command with the same command id again to get it: it is "
-            "applied at most once."
-        ) from None
-    headers = command_headers(command_id)
-    if result.duplicate:
-        headers["Idempotent-Replayed"] = "true"
-    return FastJSONResponse(answer, headers=headers)
-
-
-def command_id_of(sent: Any, idempotency_key: str | None) -> str:
-    """The client's id from the body or ``Idempotency-Key`` (a made-up one without)."""
-    if sent is not None and not isinstance(sent, str):
-        # never read as text: 7 and "7" would be one id to the store and two to a client
-        raise bad_request(
-            "invalid_command_id",
-            f'command_id must be a JSON string (such as "c-1"), not {_json_kind(sent)}.',
-        )
-    command_id = sent
-    if idempotency_key and command_id and idempotency_key != command_id:
-        raise bad_request(
-            "command_id_mismatch", "The Idempotency-Key header and command_id differ."
-        )
-    command_id = command_id or idempotency_key or f"auto-{uuid.uuid4().hex}"
-    if len(command_id) > MAX_COMMAND_ID:
-        raise bad_request(
-            "invalid_command_id", f"A command id has at most {MAX_COMMAND_ID} characters."
-        )
-    if (refusal := text_refusal(command_id, one_line=True)) is not None:
-        raise bad_request("invalid_command_id", f"A command id {refusal}.")
-    return command_id
-
-
-def _json_kind(value: Any) -> str:
-    """What JSON calls a value's type, for a refusal that names it without quoting it."""
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, int | float):
-        return "a number"
-    return "an array" if isinstance(value, list) else "an object"
-
-
-def execute_with_retries(
-    store: GameStore, game_id: str, command: Command, command_id: str
-) -> ExecuteResult:
-    """``store.writes.execute``, sent again while other commands of the game win the race.
-
-    Nothing was stored for a lost race (the store's contract for ``Conflict``).
-    """
-    for attempt in range(MAX_RACE_RETRIES):
-        try:
-            return store.writes.execute(game_id, command, command_id=command_id)
-        except Conflict:
-            time.sleep(random.uniform(0.002, 0.01) * 2**attempt)
-    return store.writes.execute(game_id, command, command_id=command_id)
+def add_command_route(app: FastAPI, prefix: str) -> None:
+    """Declare :func:`post_command` at ``prefix`` + ``COMMANDS_PATH`` as the app's first
+    route: the route the OpenAPI document lists is the one that runs, matched before
+    FastAPI walks the nested routers of ``include_router`` for the others."""
+    app.router.add_api_route(
+        prefix + COMMANDS_PATH,
+        post_command,
+        methods=["POST"],
+        tags=["games"],
+        route_class_override=CommandRoute,
+        summary="Send a command for the token's seat (idempotent by command id)",
+        response_model=None,
+        responses={
+            200: {"model": CommandResult, "headers": COMMAND_HEADERS},
+            **problems(400, 401, 403, 404, 408, 409, 413, 422, 423, 503),
+        },
+        openapi_extra=declared_body("SeatCommand"),
+        description=(
+            "The body is one of the seat's commands (`SeatCommand`: the engine's commands, "
+            "without `seat`: the token names it), with an optional `command_id`; the "
+            "`Idempotency-Key` header may carry it instead. Sending the same command id "
+            "again returns the first result (`duplicate: true`) and stores nothing. "
+            "Command ids are scoped per seat. Every answer names the id (`command_id`, "
+            "header `Command-ID`); a 503 `outcome_unknown` may be stored: send the same id "
+            "again to learn which (docs/api.md, the retry rule)."
+        ),
+    )
+    app.router.routes.insert(0, app.router.routes.pop())
 
 
 @router.get(
@@ -407,7 +146,7 @@ def get_events(
     game_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: GameCredentials,
     after: Annotated[int, AFTER] = 0,
 ) -> dict[str, Any]:
     role = authenticate(request, game_id)
@@ -434,11 +173,13 @@ def get_replay(
     game_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: GameCredentials,
     seq: Annotated[int | None, Query(ge=1, le=MAX_SEQ, description="Last seq to fold")] = None,
 ) -> dict[str, Any]:
     role = authenticate(request, game_id)
-    table = store.reads.replay(game_id, at=seq)
+    # a given seq may be read from a standby (a missing one is asked of the primary);
+    # the table now is the primary's: a seat sees its own last command in it
+    table = (store.reads if seq is None else store.standby.reads).replay(game_id, at=seq)
     seat = seat_of(role)
     names = store.reads.players(game_id)
     view = (

@@ -12,9 +12,17 @@ from fastapi.concurrency import run_in_threadpool
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ..store import GameQuarantined
-from ..store.models import MAX_SEQ
+from ..store.database.models import MAX_SEQ
 from .auth import bearer_token, seat_of, token_hash
-from .deps import BotsDep, Credentials, NotifierDep, StoreDep, authenticate, seat_only
+from .deps import (
+    BotsDep,
+    GameCredentials,
+    NotifierDep,
+    SeatCredentials,
+    StoreDep,
+    authenticate,
+    seat_only,
+)
 from .problems import bad_request, status_for
 from .render import event_out
 from .schemas import BotStarted, BotStopped, problems
@@ -44,7 +52,7 @@ async def start_bot(
     request: Request,
     store: StoreDep,
     bots: BotsDep,
-    _: Credentials,
+    _: SeatCredentials,
     seed: Annotated[int | None, Query(description="The bot's random seed")] = None,
 ) -> dict[str, Any]:
     seat = await run_in_threadpool(seat_only, request, game_id, BOT_REFUSAL)
@@ -59,7 +67,9 @@ async def start_bot(
     response_model=None,
     responses={200: {"model": BotStopped}, **problems(401, 403, 404, 503)},
 )
-async def stop_bot(game_id: str, request: Request, bots: BotsDep, _: Credentials) -> dict[str, Any]:
+async def stop_bot(
+    game_id: str, request: Request, bots: BotsDep, _: SeatCredentials
+) -> dict[str, Any]:
     seat = await run_in_threadpool(seat_only, request, game_id, BOT_REFUSAL)
     stopped = await bots.stop(game_id, seat)
     return {"game_id": game_id, "seat": seat.value, "stopped": stopped}
@@ -89,7 +99,7 @@ async def stream(
     request: Request,
     store: StoreDep,
     notifier: NotifierDep,
-    _: Credentials,
+    _: GameCredentials,
     after: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> EventSourceResponse:

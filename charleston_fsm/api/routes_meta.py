@@ -16,7 +16,9 @@ from .deps import NotifierDep, StoreDep
 from .logs import log
 from .problems import ApiProblem, problem
 from .render import DIAGRAM_RESPONSES, diagram
-from .schemas import Health, Problem, Ready, RulesetInfo, RulesetList, problem_response, problems
+from .schemas import Problem, problem_response, problems
+from .schemas_commands import BODY_MARK, DECLARED_BODIES
+from .schemas_meta import Health, Ready, RulesetInfo, RulesetList
 
 router = APIRouter(tags=["rulesets"])  # under /v1
 health = APIRouter(tags=["health"])  # at the root, for probes
@@ -148,18 +150,23 @@ def readyz(store: StoreDep, notifier: NotifierDep) -> Response:
             "The notification listener is not connected.",
             kind="server",
         )
-    return JSONResponse(
-        {"status": "ready", "schema": schema.status, "notifier": notifier.kind},
-    )
+    ready = {"status": "ready", "schema": schema.status, "notifier": notifier.kind}
+    standbys = getattr(store, "standbys", None)
+    if standbys is not None:  # each standby's lag, and why one is not read (the primary is)
+        ready["reads"] = standbys.report()
+    return JSONResponse(ready)
 
 
 # -- the OpenAPI document -------------------------------------------------------------------
-#: the routes that take the platform key when one is set (and no token when none is)
-PLATFORM_PATHS = ("/v1/games", "/v1/rounds")
+#: the schemes of ``organiser_keys.platform_or_organiser``'s routes (api/deps.py), which
+#: let anyone through when the service has no platform key
+PLATFORM_OR_ORGANISER = ({"PlatformKey": []}, {"OrganiserKey": []})
 
 
 def openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's document, with errors as they really leave: problem+json, 400 not 422."""
+    """FastAPI's document, with errors as they really leave: problem+json, 400 not 422;
+    the command bodies the routes declare (:mod:`.schemas_commands`); and the security
+    this service's own settings give each route."""
     if app.openapi_schema is None:
         spec = get_openapi(
             title=app.title,
@@ -176,6 +183,7 @@ def openapi(app: FastAPI) -> dict[str, Any]:
                 del responses["422"]
                 responses.setdefault("400", problem_response(400))
             if "requestBody" in operation:
+                optional_body(operation["requestBody"])
                 # api/bodies.py: an encoded body; a text the record cannot keep
                 responses.setdefault("415", problem_response(415))
                 responses.setdefault("422", problem_response(422))
@@ -183,19 +191,50 @@ def openapi(app: FastAPI) -> dict[str, Any]:
             responses.setdefault("500", problem_response(500))
             for response in responses.values():
                 content = response.get("content", {})
-                if "application/problem+json" in content:
+                if "application/problem+json" in content or "text/event-stream" in content:
+                    # FastAPI's default media type, beside what really leaves
                     content.pop("application/json", None)
+                if "application/problem+json" in content:
                     content["application/problem+json"] = {"schema": problem_ref}
-        if getattr(app.state, "platform_key", None) is None:
-            # no platform key: creating games and rounds takes no token at all
-            for path in PLATFORM_PATHS:
-                operation = spec["paths"].get(path, {}).get("post")
-                if operation is not None and operation.get("security"):
-                    operation["security"] = [{}, *operation["security"]]
-        schemas = spec.get("components", {}).get("schemas", {})
+            if getattr(app.state, "platform_key", None) is None:
+                # no platform key: these routes take no token at all (anyone is the platform)
+                security = operation.get("security", [])
+                if all(scheme in security for scheme in PLATFORM_OR_ORGANISER):
+                    operation["security"] = [{}, *security]
+        schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+        declare_bodies(spec)
         for unused in ("HTTPValidationError", "ValidationError"):
             schemas.pop(unused, None)
         if "Problem" not in schemas:
             schemas["Problem"] = Problem.model_json_schema()
         app.openapi_schema = spec
     return app.openapi_schema
+
+
+def optional_body(body: dict[str, Any]) -> None:
+    """An optional body (``body: Model | None = None``) as the object it is when sent:
+    FastAPI says "the model or null", and a client generated from that sends a body
+    even when it has none to send; leaving the body out is how a client says none."""
+    if body.get("required"):
+        return
+    media = body.get("content", {}).get("application/json", {})
+    kinds = media.get("schema", {}).get("anyOf", [])
+    if len(kinds) == 2 and {"type": "null"} in kinds:
+        media["schema"] = next(kind for kind in kinds if kind != {"type": "null"})
+
+
+def declare_bodies(spec: dict[str, Any]) -> None:
+    """Each operation's :func:`~.schemas_commands.declared_body` as its request body's
+    schema, a component of that name (the endpoint takes the body as a dict: the
+    project's own parser and the engine's models read it, never FastAPI)."""
+    schemas = spec["components"]["schemas"]
+    for operation in (op for path in spec["paths"].values() for op in path.values()):
+        name = operation.pop(BODY_MARK, None)
+        if name is None:
+            continue
+        union = DECLARED_BODIES[name].json_schema(ref_template="#/components/schemas/{model}")
+        for part, schema in {**union.pop("$defs", {}), name: union}.items():
+            if schemas.setdefault(part, schema) != schema:
+                raise RuntimeError(f"two schemas are named {part} in the OpenAPI document")
+        body = operation["requestBody"]["content"]["application/json"]
+        body["schema"] = {"$ref": f"#/components/schemas/{name}"}

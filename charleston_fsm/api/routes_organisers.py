@@ -13,10 +13,16 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..store.models import MAX_ORGANISER_NAME
-from ..store.organisers import MAX_PAGE, Organiser
+from ..store.database.models import MAX_ORGANISER_NAME
+from ..store.platform.organisers import MAX_PAGE, Organiser
 from .auth import new_token, token_hash
-from .deps import Credentials, StoreDep, TokenFirstRoute, token_first
+from .deps import (
+    PlatformCredentials,
+    PlatformKeyCredentials,
+    StoreDep,
+    TokenFirstRoute,
+    token_first,
+)
 from .logs import log
 from .organiser_keys import ORGANISER_RULE, platform_itself, platform_or_organiser
 from .problems import forbidden
@@ -113,7 +119,7 @@ def _links(organiser_id: str) -> dict[str, str]:
 )
 @token_first(platform_itself)
 def create_organiser(
-    body: CreateOrganiser, request: Request, store: StoreDep, _: Credentials
+    body: CreateOrganiser, request: Request, store: StoreDep, _: PlatformKeyCredentials
 ) -> FastJSONResponse:
     platform_itself(request)
     key = new_token()
@@ -130,7 +136,7 @@ def create_organiser(
     response_model=None,
     responses={200: {"model": OrganiserList}, **problems(401, 403, 503)},
 )
-def list_organisers(request: Request, store: StoreDep, _: Credentials) -> dict[str, Any]:
+def list_organisers(request: Request, store: StoreDep, _: PlatformKeyCredentials) -> dict[str, Any]:
     platform_itself(request)
     return {"organisers": [o.to_dict() for o in store.organisers.listing()]}
 
@@ -142,7 +148,7 @@ def list_organisers(request: Request, store: StoreDep, _: Credentials) -> dict[s
     responses={200: {"model": OrganiserOut}, **problems(401, 403, 404, 503)},
 )
 def get_organiser(
-    organiser_id: str, request: Request, store: StoreDep, _: Credentials
+    organiser_id: str, request: Request, store: StoreDep, _: PlatformCredentials
 ) -> dict[str, Any]:
     caller = platform_or_organiser(request)
     if caller is not None and caller != organiser_id:
@@ -167,7 +173,7 @@ def get_organiser(
 )
 @token_first(platform_itself)
 def rotate_organiser_key(
-    organiser_id: str, request: Request, store: StoreDep, _: Credentials
+    organiser_id: str, request: Request, store: StoreDep, _: PlatformKeyCredentials
 ) -> FastJSONResponse:
     platform_itself(request)
     key = new_token()
@@ -189,7 +195,7 @@ def rotate_organiser_key(
     ),
 )
 def revoke_organiser_key(
-    organiser_id: str, request: Request, store: StoreDep, _: Credentials
+    organiser_id: str, request: Request, store: StoreDep, _: PlatformKeyCredentials
 ) -> dict[str, Any]:
     platform_itself(request)
     organiser = store.organisers.revoke(organiser_id)
@@ -213,7 +219,7 @@ def _forget(request: Request, organiser_id: str) -> None:
 def list_games(
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: PlatformCredentials,
     limit: Limit = 100,
     offset: Offset = 0,
     organiser: OrganiserFilter = None,
@@ -232,7 +238,7 @@ def list_games(
 def list_rounds(
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: PlatformCredentials,
     limit: Limit = 100,
     offset: Offset = 0,
     organiser: OrganiserFilter = None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
@@ -9,14 +11,15 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from ..store import MAX_TABLES, GameStore, InvalidRound, check_round_size
-from ..store.rounds import numbered
+from ..store.rounds.rounds import numbered
 from .auth import bearer_token, new_token, token_hash
-from .deps import Credentials, StoreDep, TokenFirstRoute, token_first
+from .commands import command_id_of
+from .deps import PlatformCredentials, RoundCredentials, StoreDep, TokenFirstRoute, token_first
+from .game_setup import TableSetup, table_setup
 from .logs import log
 from .organiser_keys import organiser_of_round, platform_or_organiser, refuse_other_organisers
 from .problems import ApiProblem, unauthorized
-from .routes_games import TableSetup, command_id_of, table_setup
-from .schemas import problems
+from .schemas import MAX_SEED, problems
 from .schemas_rounds import (
     CreatedRound,
     CreateRound,
@@ -25,8 +28,10 @@ from .schemas_rounds import (
     RoundTableSpec,
     RoundView,
 )
+from .starts import parse_start, start_setting
 
 router = APIRouter(tags=["rounds"], route_class=TokenFirstRoute)
+SPECTATOR_RULE = "SVC-16"
 
 
 @router.post(
@@ -45,19 +50,28 @@ router = APIRouter(tags=["rounds"], route_class=TokenFirstRoute)
 )
 @token_first(platform_or_organiser)
 async def create_round(
-    body: CreateRound, request: Request, store: StoreDep, _: Credentials
+    body: CreateRound, request: Request, store: StoreDep, _: PlatformCredentials
 ) -> JSONResponse:
     organiser_id = await run_in_threadpool(platform_or_organiser, request)
+    start = parse_start(body.start, single=False)  # the round's, before any table's
+    deal_seed = duplicate_seed(body)
     specs = _specs(body)
+    if deal_seed is not None:
+        specs = [spec.model_copy(update={"seed": deal_seed}) for spec in specs]
     setups = [_numbered_setup(n, spec) for n, spec in enumerate(specs, start=1)]
+    if deal_seed is not None:
+        check_one_rulebook(setups)
+    setups, links = _spectator_links(body, specs, setups)
     token, watch = new_token(), new_token()
     settings = {
         "count": len(specs),
         "labels": [spec.label for spec in specs],
         "bots": [[s.value for s in spec.bots or ()] for spec in specs],
     }
-    if body.start != "now":
-        settings["start"] = body.start if isinstance(body.start, str) else body.start.isoformat()
+    if start_setting(start) is not None:
+        settings["start"] = start_setting(start)
+    if deal_seed is not None:
+        settings.update(deal="duplicate", deal_seed=str(deal_seed))
     round_id, game_ids = await run_in_threadpool(
         _store_round,
         store,
@@ -76,9 +90,10 @@ async def create_round(
             "table": number,
             "label": spec.label,
             "bots": [s.value for s in spec.bots or ()],
+            "spectator": link,
         }
-        for number, (game_id, setup, spec) in enumerate(
-            zip(game_ids, setups, specs, strict=True), start=1
+        for number, (game_id, setup, spec, link) in enumerate(
+            zip(game_ids, setups, specs, links, strict=True), start=1
         )
     ]
     base = f"/v1/rounds/{round_id}"
@@ -94,7 +109,10 @@ async def create_round(
                 "self": base,
                 "room": f"/room/{round_id}#token={token}",
                 "spectator": f"/watch/round/{round_id}#token={watch}",
+                **({"comparison": f"/compare/{round_id}#token={token}"} if deal_seed else {}),
             },
+            "deal": body.deal,
+            "deal_seed": None if deal_seed is None else str(deal_seed),
         },
         status_code=201,
         headers={"Location": base},
@@ -107,9 +125,11 @@ async def create_round(
     response_model=None,
     responses={200: {"model": RoundView}, **problems(401, 404, 503)},
 )
-def get_round(round_id: str, request: Request, store: StoreDep, _: Credentials) -> dict[str, Any]:
+def get_round(
+    round_id: str, request: Request, store: StoreDep, _: RoundCredentials
+) -> dict[str, Any]:
     round_director_only(request, round_id)
-    return store.rounds.round_listing(round_id).to_dict()
+    return store.standby.rounds.round_listing(round_id).to_dict()
 
 
 def round_director_only(request: Request, round_id: str) -> None:
@@ -195,7 +215,7 @@ def post_round_start(
     round_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: RoundCredentials,
     body: RoundActBody | None = None,
     idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
@@ -208,7 +228,7 @@ def post_round_pause(
     round_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: RoundCredentials,
     body: RoundActBody | None = None,
     idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
@@ -221,7 +241,7 @@ def post_round_resume(
     round_id: str,
     request: Request,
     store: StoreDep,
-    _: Credentials,
+    _: RoundCredentials,
     body: RoundActBody | None = None,
     idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
@@ -261,6 +281,102 @@ def _specs(body: CreateRound) -> list[RoundTableSpec]:
     return [spec.model_copy(update={"start": body.start}) for spec in specs]
 
 
+def duplicate_seed(body: CreateRound) -> int | None:
+    """The one seed every table of a duplicate round is dealt from (given, or drawn once
+    now); ``None`` for a round dealt per table. Refuses a seed that is not a number, a
+    seed without ``deal: duplicate`` and a table of a duplicate round with a deal of its own."""
+    if body.deal != "duplicate":
+        if body.deal_seed is not None:
+            raise _duplicate_problem(
+                "deal_seed_without_duplicate",
+                "'deal_seed' deals every table of a round from one seed: give it with "
+                '"deal": "duplicate" (or give each table its own \'seed\').',
+            )
+        return None
+    for number, spec in enumerate(body.tables or [body.table], start=1):
+        if spec is not None and (spec.seed is not None or spec.hands is not None):
+            which = f"Table {number}" if body.tables is not None else "The table"
+            raise _duplicate_problem(
+                "duplicate_table_deal",
+                f"{which}: a duplicate round deals every table the same tiles from one "
+                "seed: give 'deal_seed' for the round, not a 'seed' or 'hands' for a table.",
+            )
+    given = body.deal_seed
+    if given is None:
+        return secrets.randbits(62)
+    text = str(given)
+    if isinstance(given, str) and not (text.isascii() and text.isdigit() and len(text) <= 19):
+        raise _duplicate_problem(
+            "invalid_deal_seed",
+            f"'deal_seed' is a deal number in decimal digits (0 to {MAX_SEED}), not "
+            f"{text[:40]!r}; leave it out to draw one at random.",
+        )
+    if not 0 <= int(text) <= MAX_SEED:
+        raise _duplicate_problem(
+            "invalid_deal_seed",
+            f"'deal_seed' runs from 0 to {MAX_SEED}, not {text[:40]}; leave it out to draw "
+            "one at random.",
+        )
+    return int(text)
+
+
+def check_one_rulebook(setups: list[TableSetup]) -> None:
+    """A duplicate round's tables play one ruleset with one set of options: the same tiles
+    under other rules are not the same Charleston, and the comparison would mislead."""
+    first = setups[0]
+    for number, setup in enumerate(setups[1:], start=2):
+        if (setup.ruleset, setup.options) != (first.ruleset, first.options):
+            differs = "ruleset" if setup.ruleset != first.ruleset else "options"
+            raise _duplicate_problem(
+                "duplicate_mixed_rules",
+                f"Table {number}: its {differs} differ from table 1's; every table of a "
+                "duplicate round plays the same ruleset with the same options (give them "
+                "once, in 'table', with 'count').",
+            )
+
+
+def _duplicate_problem(code: str, detail: str) -> ApiProblem:
+    return ApiProblem(422, code, detail, kind="setup", rule="SVC-09")
+
+
+def _spectator_links(
+    body: CreateRound, specs: list[RoundTableSpec], setups: list[TableSetup]
+) -> tuple[list[TableSetup], list[dict[str, Any]]]:
+    """Each table's own spectator link as the round's delay makes it (the table's own
+    delay may only be longer; a featured table in ``live_tables`` is live): the setups
+    with their link's delay set, and each delay as the answer states it."""
+    wrong = sorted({n for n in body.live_tables if not 1 <= n <= len(specs)})
+    if wrong:
+        raise ApiProblem(
+            422,
+            "unknown_table",
+            f"live_tables names tables {wrong}, but the round's tables are numbered 1 to "
+            f"{len(specs)}.",
+            kind="setup",
+            rule=SPECTATOR_RULE,
+        )
+    linked, links = [], []
+    for number, (spec, setup) in enumerate(zip(specs, setups, strict=True), start=1):
+        live = number in body.live_tables
+        own = spec.spectator_delay if "spectator_delay" in spec.model_fields_set else 0
+        if not live and own < body.spectator_delay and "spectator_delay" in spec.model_fields_set:
+            raise ApiProblem(
+                422,
+                "below_round_delay",
+                f"Table {number}: its spectator_delay ({own} s) is shorter than the round's "
+                f"({body.spectator_delay} s), which every spectator link of the round keeps. "
+                "Leave it out, or name the table in live_tables for a live link.",
+                kind="setup",
+                rule=SPECTATOR_RULE,
+            )
+        assert setup.game.spectator is not None  # every table's link is made with it
+        spectator = (setup.game.spectator[0], 0 if live else own, live)
+        linked.append(replace(setup, game=replace(setup.game, spectator=spectator)))
+        delay = 0 if live else max(own, body.spectator_delay)
+        links.append({"delay": delay, "live": delay == 0})
+    return linked, links
+
+
 def _numbered_setup(number: int, spec: RoundTableSpec) -> TableSetup:
     try:
         with numbered(number):
@@ -281,7 +397,7 @@ def _store_round(
     organiser_id: str | None,
 ) -> tuple[str, list[str]]:
     return store.rounds.create_round(
-        [s.store_args for s in setups],
+        [s.game for s in setups],
         token_hash=token_hash(token),
         name=name,
         settings=settings,

@@ -38,6 +38,11 @@ def round_room(round_id: str) -> FileResponse:
     return _page("room.html")
 
 
+@router.get("/compare/{round_id}")
+def round_comparison(round_id: str) -> FileResponse:
+    return _page("compare.html")
+
+
 @router.get("/watch/round/{round_id}")
 def round_spectators(round_id: str) -> FileResponse:
     return _page("watch.html")

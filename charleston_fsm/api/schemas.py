@@ -10,17 +10,19 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from ..engine.charts.four_winds import FourWindsOptions
 from ..engine.clock_options import MAX_SECONDS, ClockOptions
 from ..engine.clocks import MAX_PACE
+from ..engine.commands import PlayerId
 from ..engine.free_text import ONE_LINE, KeptText
 from ..engine.rulesets import Options
-from ..engine.seats import Direction, Seat
+from ..engine.seats import Seat
 from ..engine.tiles import HAND_SIZE
-from ..engine.view_models import DirectorView, RulesetName, SeatView, StateId
-from ..store.credentials import MAX_DELAY
+from ..engine.view_models import DirectorView, RulesetName, SeatView
+from ..store.rounds.credentials import MAX_DELAY
+from .starts import StartField, start_field
 
 SeatRole = Literal["east", "south", "west", "north"]
 Role = Literal[SeatRole, "director"]
@@ -102,6 +104,13 @@ class CreateGame(BaseModel):
         None, description="Explicit deal: tile ids per seat (East 14, others 13)."
     )
     players: dict[Seat, Name] | None = Field(None, description="Display names per seat.")
+    player_ids: dict[Seat, PlayerId] | None = Field(
+        None,
+        description="The platform's own id of each seat's player (1-128 printable ASCII "
+        "characters, no space; opaque to the service): kept in the record, the audit, the "
+        "results and the feed's entries and webhooks that name a seat; a substitute brings "
+        "their own.",
+    )
     clock: ClockSettings | None = Field(
         None,
         description="Per-kind time limits in seconds and what happens on expiry; absent: no "
@@ -122,11 +131,12 @@ class CreateGame(BaseModel):
         "Absent: 3 when people play beside bots (so East may declare a Heavenly Hand and "
         "the vote is seen seat by seat), 0 when bots play every seat.",
     )
-    start: Literal["now", "held"] | AwareDatetime = Field(
-        "now",
-        description="now (default); held: seats see their racks, but no clock runs and no "
-        "command is taken until the director starts the table (start_game); or a start "
-        "time (ISO 8601 with its zone, in the future): the table starts then by itself.",
+    start: StartField = start_field(
+        "now (default); held: seats see their racks, but no clock runs and no command is "
+        "taken until the director starts the table (start_game); all_present: held until "
+        "every seat a person plays has opened its page (POST /v1/games/{id}/present), "
+        "then it starts by itself; or a start time (ISO 8601 with its zone, to come, "
+        "within a year): the table starts then by itself. Anything else is a 422."
     )
     spectator_delay: int = Field(
         0,
@@ -180,6 +190,42 @@ class Problem(BaseModel):
     )
 
 
+class GameTokens(BaseModel):
+    """A new game's secrets, by who holds them (``Authorization: Bearer <token>``)."""
+
+    east: str = Field(description="East's token (SeatToken).")
+    south: str = Field(description="South's token (SeatToken).")
+    west: str = Field(description="West's token (SeatToken).")
+    north: str = Field(description="North's token (SeatToken).")
+    director: str = Field(description="The table's director token (DirectorToken).")
+    spectator: str = Field(description="The table's spectator link (SpectatorToken).")
+
+
+class GameLinks(BaseModel):
+    """A new game's API paths, and its pages with their secrets after #."""
+
+    self: str = Field(description="GET: the table as the token's holder sees it.")
+    commands: str = Field(description="POST: a seat's commands.")
+    events: str = Field(description="GET: the events, redacted for the token's holder.")
+    stream: str = Field(description="GET: the events as server-sent events.")
+    east: str = Field(description="East's page, its token after #.")
+    south: str = Field(description="South's page, its token after #.")
+    west: str = Field(description="West's page, its token after #.")
+    north: str = Field(description="North's page, its token after #.")
+    director: str = Field(description="The director's desk, its token after #.")
+    spectator: str = Field(description="The spectators' page, the link's token after #.")
+
+
+class SpectatorLinkState(BaseModel):
+    """How far behind the table a spectator link shows it: every link states it."""
+
+    delay: int = Field(description="Seconds the link lags behind the table (0: live).")
+    live: bool = Field(
+        description="True when the link shows the table as it happens (no delay): in a "
+        "round with a delay, only a featured table's link given live by the director."
+    )
+
+
 class CreatedGame(BaseModel):
     game_id: str
     ruleset: RulesetName
@@ -191,30 +237,19 @@ class CreatedGame(BaseModel):
     options: Options | FourWindsOptions = Field(
         description="The game's options: the ruleset's, with overrides."
     )
-    tokens: dict[Role | Literal["spectator"], str] = Field(
+    tokens: GameTokens = Field(
         description="One secret per seat (east, south, west, north), one for the director "
         "and one for the table's spectator link. Shown once; the service keeps only their "
         "SHA-256."
     )
-    links: dict[
-        Literal[
-            "self",
-            "commands",
-            "events",
-            "stream",
-            "east",
-            "south",
-            "west",
-            "north",
-            "director",
-            "spectator",
-        ],
-        str,
-    ] = Field(
+    links: GameLinks = Field(
         description="API paths (self, commands, events, stream) and one page per seat, "
         "for the director's desk and for spectators (/watch/ID: read-only, behind the "
         "link's delay), each with its secret after # (e.g. /table/ID#token=…): hand them "
         "out as they are."
+    )
+    spectator: SpectatorLinkState = Field(
+        description="The delay of the table's spectator link (links.spectator)."
     )
 
 
@@ -369,68 +404,6 @@ class BotStopped(BaseModel):
     game_id: str
     seat: Seat
     stopped: bool = Field(description="False when no bot played the seat here.")
-
-
-class OptionInfo(BaseModel):
-    type: Literal["string", "boolean", "integer"]
-    default: str | bool | int
-    choices: list[str] | None = Field(None, description="The values a string option takes.")
-
-
-class RulesetStep(BaseModel):
-    state: StateId
-    label: str
-    participants: list[Seat]
-    direction: Direction | None = Field(description="null: a pair swaps (courtesy).")
-    count: int | None = Field(description="Exact tiles per seat; null: 0-3, settled at the table.")
-    blind: bool
-    courtesy: bool
-
-
-class JokerRule(BaseModel):
-    """Why a joker cannot be lifted for a pass: a page says it before any refusal."""
-
-    rule: str = Field(description="The rule's id in the rule book (docs/rules.md).")
-    message: str = Field(description="The refusal's exact words.")
-
-
-class RulesetInfo(BaseModel):
-    name: RulesetName
-    title: str
-    description: str
-    options: dict[str, OptionInfo] = Field(description="Every option, its type and default.")
-    steps: list[RulesetStep]
-    links: dict[Literal["diagram"], str]
-    joker_rule: JokerRule
-    rules: dict[str, str] = Field(
-        description="The ruleset's rules of the rule book (docs/rules.md): id -> statement, "
-        "in the project's own words (a client's help text)."
-    )
-    state_rules: dict[str, list[str]] = Field(
-        description="The rule ids each chart state plays out (this ruleset's only)."
-    )
-    state_names: dict[str, str] = Field(
-        description="Every chart state's name for people, by its id (First Charleston: pass Right)."
-    )
-
-
-class RulesetList(BaseModel):
-    rulesets: list[RulesetInfo]
-
-
-class Health(BaseModel):
-    status: Literal["ok"]
-    pid: int = Field(
-        description="The process that answered: one of N with 'serve --workers N'.",
-    )
-
-
-class Ready(BaseModel):
-    status: Literal["ready"]
-    schema_: Literal["current"] = Field(alias="schema")
-    notifier: Literal["in-process", "postgres-listen"] = Field(
-        description="How live updates reach streams: in-process, or PostgreSQL LISTEN/NOTIFY."
-    )
 
 
 PROBLEM_DESCRIPTIONS = {

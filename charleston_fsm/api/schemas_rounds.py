@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from ..engine.seats import Seat
 from ..engine.view_models import RulesetName, StateId
-from ..store.credentials import MAX_DELAY
+from ..store.rounds.credentials import MAX_DELAY
 from .schemas import CreatedGame, CreateGame, Name
+from .starts import StartField, start_field
 
 
 class RoundTableSpec(CreateGame):
@@ -27,6 +28,12 @@ class CreateRound(BaseModel):
             "examples": [
                 {"name": "Round 1", "table": {"ruleset": "nmjl", "seed": 100}, "count": 40},
                 {"tables": [{"seed": 1, "bots": ["north"]}, {"ruleset": "house", "seed": 2}]},
+                {
+                    "name": "Duplicate 1",
+                    "table": {"ruleset": "nmjl"},
+                    "count": 8,
+                    "deal": "duplicate",
+                },
             ]
         },
     )
@@ -42,19 +49,43 @@ class CreateRound(BaseModel):
     count: StrictInt | None = Field(
         None, ge=1, description="How many tables `table` makes (an integer, not text)."
     )
-    start: Literal["now", "held"] | AwareDatetime = Field(
-        "now",
-        description="When every table starts: now (default); held (the round's director "
-        "starts them, all in one instant: POST /v1/rounds/{id}/start); or a start time "
-        "(ISO 8601 with its zone): each table starts at that very instant, once. A table's "
-        "own `start` is refused in a round.",
+    start: StartField = start_field(
+        "When every table starts: now (default); held (the round's director starts them, "
+        "all in one instant: POST /v1/rounds/{id}/start); or a start time (ISO 8601 with "
+        "its zone, to come, within a year): each table starts at that very instant, once. "
+        "A table's own `start` is refused in a round; so is all_present (a single game's)."
     )
     spectator_delay: int = Field(
         0,
         ge=0,
         le=MAX_DELAY,
         strict=True,
-        description="Seconds the round's spectator link lags behind its tables (0: live).",
+        description="Seconds every spectator link of the round lags behind its tables "
+        "(0: live): the round's link, and each table's own link (a table's own "
+        "`spectator_delay` may only be longer), unless the table is in `live_tables`.",
+    )
+    live_tables: list[StrictInt] = Field(
+        default_factory=list,
+        max_length=500,
+        description="Featured tables (by number, from 1) whose own spectator link is "
+        "live, an explicit choice for a broadcaster: the round's link still shows them "
+        "`spectator_delay` behind. Every table's answer states its link's delay "
+        "(`spectator`).",
+    )
+    deal: Literal["per_table", "duplicate"] = Field(
+        "per_table",
+        description="per_table (default): each table its own deal (its seed or hands, or a "
+        "random seed); duplicate: one deal for every table, the same tiles to the same "
+        "winds, so the tables' Charlestons can be compared "
+        "(GET /v1/rounds/{id}/comparison). A duplicate round's tables share one ruleset "
+        "and options and give no seed or hands of their own.",
+    )
+    deal_seed: StrictInt | str | None = Field(
+        None,
+        description="A duplicate round's deal number, as text (decimal digits, 0 to 2^62; "
+        "an integer is taken too): every table is dealt from it. Absent: drawn once at "
+        "random when the round is created. Only with deal: duplicate.",
+        examples=["4611686018427387903"],
     )
 
 
@@ -87,10 +118,20 @@ class CreatedRound(BaseModel):
         description="The round's spectator link's secret: it lists the round's tables and "
         "shows each as a spectator sees it (never a tile). Shown once."
     )
-    links: dict[Literal["self", "room", "spectator"], str] = Field(
+    links: dict[Literal["self", "room", "spectator", "comparison"], str] = Field(
         description="The round's API path, its room page with the round token after # "
         "(/room/ID#token=…): every table live, for the round's director; and its "
-        "spectator page (/watch/round/ID#token=…)."
+        "spectator page (/watch/round/ID#token=…). A duplicate round adds its "
+        "comparison page (/compare/ID#token=…, the round director's)."
+    )
+    deal: Literal["per_table", "duplicate"] = Field(
+        "per_table", description="One deal per table, or one for every table (duplicate)."
+    )
+    deal_seed: str | None = Field(
+        None,
+        description="A duplicate round's deal number, as text (it exceeds 2^53: never read "
+        "it as a JavaScript number); null for a round dealt per table. Shown to the round's "
+        "creator and director only: it gives every tile of every table.",
     )
 
 

@@ -16,9 +16,10 @@ from importlib.util import find_spec
 from typing import Any
 
 from ..ledger.anchors import KEY_FILE_ENV
-from ..store.connection_budget import ConnectionBudget, refusal, server_room
-from ..store.urls import ENV_VAR as DATABASE_ENV
-from .app import BODY_TIMEOUT_ENV, MAX_BODY_ENV, ON_LOOP_ENV, PLATFORM_KEY_ENV
+from ..store.database.connection_budget import ConnectionBudget, refusal, server_room
+from ..store.database.standbys import MAX_LAG_ENV, READ_URLS_ENV
+from ..store.database.urls import ENV_VAR as DATABASE_ENV
+from .app import BODY_TIMEOUT_ENV, MAX_BODY_ENV, PLATFORM_KEY_ENV
 from .logs import log, logging_config
 
 #: What each worker calls to build its app (``uvicorn --factory``).
@@ -34,7 +35,7 @@ class WorkersNeedPostgres(ValueError):
 
 def fast_parts(http: str = "auto", loop: str = "auto") -> dict[str, str]:
     """The event loop and HTTP parser; ``auto``: uvloop and httptools when installed (they
-    are dependencies; measured in docs/performance.md), else asyncio and h11."""
+    are dependencies; measured in docs/bench/history.md), else asyncio and h11."""
     return {
         "loop": loop if loop != "auto" else "uvloop" if find_spec("uvloop") else "asyncio",
         "http": http if http != "auto" else "httptools" if find_spec("httptools") else "h11",
@@ -68,8 +69,7 @@ def connection_plan(store: Any, workers: int, max_connections: int | None = None
             f"{store.core.budget.route_threads} route threads"
         )
     budget = ConnectionBudget(
-        store.core.budget.route_threads,
-        commands_on_loop=os.environ.get(ON_LOOP_ENV, "0") == "1",
+        store.core.budget.route_threads, standby_watch=store.core.budget.standby_watch
     )
     if max_connections is not None:
         admits, why = max_connections, "--max-connections"
@@ -93,6 +93,8 @@ def worker_environment(
     platform_key: str | None,
     max_body_bytes: int | None,
     body_timeout: float | None = None,
+    read_urls: list[str] | None = None,
+    read_max_lag: float | None = None,
 ) -> dict[str, str]:
     """The variables through which every worker's ``create_app()`` gets the CLI's settings.
 
@@ -108,6 +110,10 @@ def worker_environment(
         env[MAX_BODY_ENV] = str(max_body_bytes)
     if body_timeout is not None:
         env[BODY_TIMEOUT_ENV] = str(body_timeout)
+    if read_urls:
+        env[READ_URLS_ENV] = " ".join(read_urls)
+    if read_max_lag is not None:
+        env[MAX_LAG_ENV] = str(read_max_lag)
     return env
 
 

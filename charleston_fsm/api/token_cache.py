@@ -11,9 +11,12 @@ committed, in every process:
   ``credential_changes`` rows every :data:`WATCH_INTERVAL` seconds (one indexed read)
   and forgets those games, rounds and organisers. It does not rely on notices, which SQLite's
   processes do not exchange and a stopped process may never send: an old token is
-  refused on every process within a second of the change's commit.
+  refused on every process within a second of the change's commit. It also tells
+  ``on_change`` (the service: its notifier) each game and round it forgot, so the open
+  streams of a revoked link, which remembered nothing, look at it and end within that
+  second too (a round's link opens its tables' streams, subscribed under the round).
 
-Each poll looks back :data:`~charleston_fsm.store.credentials.POLL_MARGIN` before the last
+Each poll looks back :data:`~charleston_fsm.store.rounds.credentials.POLL_MARGIN` before the last
 one (a change commits a little after the moment it records), so a change is forgotten
 more than once, which costs one credential read per token and nothing else.
 """
@@ -22,10 +25,11 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from ..store.credentials import POLL_MARGIN
+from ..store.rounds.credentials import POLL_MARGIN
 from .logs import log
 
 ROLE_CACHE_SIZE = 100_000  # (game id, token digest) -> role, per process
@@ -123,15 +127,23 @@ class TokenCache:
 
 class CredentialWatch:
     """A daemon thread: every ``interval`` seconds, forget the tokens of the games and
-    rounds whose credentials changed since the last look."""
+    rounds whose credentials changed since the last look, and tell ``on_change`` each."""
 
-    def __init__(self, store: Any, cache: TokenCache, interval: float = WATCH_INTERVAL) -> None:
+    def __init__(
+        self,
+        store: Any,
+        cache: TokenCache,
+        interval: float = WATCH_INTERVAL,
+        on_change: Callable[[str], None] | None = None,
+    ) -> None:
         self.store = store
         self.cache = cache
         self.interval = interval
+        self.on_change = on_change
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._since = datetime.now(UTC) - POLL_MARGIN
+        self._told: set[Any] = set()  # the changes told to on_change in the last look
 
     def start(self) -> None:
         if not hasattr(self.store, "credentials"):
@@ -147,10 +159,17 @@ class CredentialWatch:
     def look(self) -> set[str]:
         """One look: the games and rounds forgotten."""
         moment = datetime.now(UTC)
-        changed = self.store.credentials.changed_since(self._since)
+        changes = self.store.credentials.changes_since(self._since)
+        changed = {subject for subject, _at, _what in changes}
         self.cache.forget(changed)
+        self.store.reads.forget_names(changed)  # a substitute's name is the seat's now
         self._since = moment - POLL_MARGIN
-        return changed  # type: ignore[no-any-return]
+        new = changes - self._told  # a look back past the last one sees a change again
+        self._told = changes
+        if self.on_change is not None:
+            for subject in sorted({subject for subject, _at, _what in new}):
+                self.on_change(subject)
+        return changed
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
@@ -158,5 +177,6 @@ class CredentialWatch:
                 self.look()
             except Exception:  # the database is away: forget everything, look again soon
                 self.cache.clear()
+                self.store.reads.forget_names()
                 log.exception("credential watch: a read failed; trying again shortly")
                 self._stop.wait(RETRY_SECONDS)

@@ -1,45 +1,63 @@
-"""Sending webhooks: the URL rule, one signed POST, and the delivery worker of a process.
+"""Sending webhooks: one signed POST, and the delivery worker of a process.
 
-**Which URLs (SSRF).** A webhook makes the service send requests where a client says, so
-only public destinations are allowed: ``http`` or ``https``, a host whose every address
-is public. Loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local
-(169.254/16: cloud metadata; fe80::/10), carrier-grade NAT, multicast, reserved and
-unspecified addresses are refused, at registration and again before sending (a name
-may resolve elsewhere later: checked again every 30 s), unless the operator lists them in
-``CHARLESTON_WEBHOOK_ALLOW`` (comma-separated hosts, addresses or networks:
-``127.0.0.1,10.1.0.0/16,hooks.internal``), as the tests do for their receiver.
+The URL rule (what a URL may hold, which destinations are allowed) is
+``webhook_urls.py``'s, applied at registration and again before each send.
 
 **The worker.** Every ``serve`` process runs one :class:`DeliveryWorker`: it claims due
-outbox rows (``store/outbox.py``: leased, ``SKIP LOCKED`` on PostgreSQL, each the first of
-its game's queue), sends them from a few threads (kept-alive connections per host),
-and records each attempt. It wakes on commit notices (a burst of them makes one turn, at
-most one per :data:`IDLE_GAP_SECONDS` while nothing is due) and polls besides. A receiver
-answering 2xx has it; anything else (or no answer within ``CHARLESTON_WEBHOOK_TIMEOUT``
-seconds, default 10) is retried on the schedule, ``410`` disables the endpoint.
+outbox rows (``store/platform/outbox.py``: leased, ``SKIP LOCKED`` on PostgreSQL, each the first of
+its game's queue) and sends them from a pool of ``CHARLESTON_WEBHOOK_SENDERS`` threads
+(default 32), at most ``CHARLESTON_WEBHOOK_PER_ENDPOINT`` (default 8) to one endpoint at
+once. **Endpoints do not wait on each other**: each endpoint's claimed rows are one
+:class:`_Run`, recorded when its own sends end, and the worker claims again meanwhile,
+leaving out the endpoints it is still sending to (claims and records take turns on one
+pooled connection, as the connection budget counts the sender). A run whose attempt
+gets no answer (refused, DNS, TLS, a time-out, a URL the rule refuses) or a ``429`` /
+``Retry-After`` stops: its unsent rows are released to the endpoint's hold. So a hung
+receiver holds at most ``PER_ENDPOINT`` threads for one time-out per retry, and a URL
+that cannot be sent fails its own rows only. A run also stops starting sends when its
+lease would end before the send could (its rows are released, due at once): no row is
+ever sent by two processes at the same time.
+
+It wakes on commit notices (a burst of them makes one turn, at most one per
+:data:`IDLE_GAP_SECONDS` while nothing is due) and polls besides. A receiver answering
+2xx has it; anything else (or no answer within ``CHARLESTON_WEBHOOK_TIMEOUT`` seconds,
+default 15) is retried on the schedule; a ``Retry-After`` (seconds, or an HTTP date) on
+a 429 or 503 is honoured, bounded to :data:`RETRY_AFTER_BOUNDS`; ``410`` disables the
+endpoint.
 """
 
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
 import os
-import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from itertools import groupby
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..ledger.webhook_signatures import headers as signed_headers
-from ..store.outbox import Attempt, Claimed
-from ..store.webhooks import InvalidWebhook
+from ..store.platform.deliveries import Attempt, Claimed
+from ..store.platform.webhooks import InvalidWebhook
 from .logs import log
+from .webhook_urls import ALLOW_ENV, check_url, check_url_cached
 
-ALLOW_ENV = "CHARLESTON_WEBHOOK_ALLOW"
+__all__ = ["ALLOW_ENV", "TIMEOUT_ENV", "DeliveryWorker", "check_url"]
+
 TIMEOUT_ENV = "CHARLESTON_WEBHOOK_TIMEOUT"
-SENDERS = 8  # threads sending at once per process
+DEFAULT_TIMEOUT = 15.0
+SENDERS_ENV = "CHARLESTON_WEBHOOK_SENDERS"
+SENDERS = 32  # threads sending at once per process
+PER_ENDPOINT_ENV = "CHARLESTON_WEBHOOK_PER_ENDPOINT"
+PER_ENDPOINT = 8  # sends to one endpoint at once per process
+#: the least and the most a ``Retry-After`` is honoured (seconds)
+RETRY_AFTER_BOUNDS = (1.0, 3600.0)
 POLL_SECONDS = 0.5  # between claims when no notice wakes the worker
 #: at least this long between two turns that found nothing: under load every few
 #: milliseconds bring a commit notice, and a claim for each cost a quarter of a busy
@@ -50,65 +68,36 @@ BATCH = 500  # rows claimed at once (at most one per game and endpoint)
 USER_AGENT = "charleston-fsm-webhooks/1"
 
 
-def allow_list() -> list[str]:
-    return [part.strip() for part in (os.environ.get(ALLOW_ENV) or "").split(",") if part.strip()]
-
-
-def _allowed(host: str, address: str, allowed: Sequence[str]) -> bool:
-    ip = ipaddress.ip_address(address)
-    for item in allowed:
-        if item.lower() == host.lower():
-            return True
-        try:
-            if ip in ipaddress.ip_network(item, strict=False):
-                return True
-        except ValueError:
-            continue
-    return ip.is_global and not ip.is_multicast
-
-
-def check_url(url: str) -> None:
-    """Refuse a URL the service must not send to (see the module docstring)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidWebhook(f"A webhook URL is http:// or https:// with a host, not {url!r}.")
-    host = parts.hostname
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        found = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except (OSError, ValueError) as exc:
-        raise InvalidWebhook(f"The webhook host {host!r} does not resolve ({exc}).") from None
-    allowed = allow_list()
-    for *_, sockaddr in found:
-        address = str(sockaddr[0]).split("%")[0]
-        if not _allowed(host, address, allowed):
-            raise InvalidWebhook(
-                f"The webhook host {host!r} resolves to {address}, a private, loopback, "
-                "link-local or reserved address: the service sends only to public ones "
-                f"unless the operator allows it in {ALLOW_ENV}."
-            )
-
-
-#: how long a URL found allowed stays so before it is checked again (its name resolved)
-CHECKED_SECONDS = 30.0
-_checked: dict[str, float] = {}
-
-
-def check_url_cached(url: str) -> None:
-    """:func:`check_url`, at most once every :data:`CHECKED_SECONDS` per URL that passed
-    (a send re-checks, so a name that moved to a private address is refused within it)."""
-    now = time.monotonic()
-    if _checked.get(url, 0.0) > now:
-        return
-    check_url(url)
-    _checked[url] = now + CHECKED_SECONDS
-
-
 def timeout_seconds() -> float:
+    return _number(TIMEOUT_ENV, DEFAULT_TIMEOUT)
+
+
+def _number(name: str, default: float) -> float:
     try:
-        return float(os.environ.get(TIMEOUT_ENV) or 10.0)
+        value = float(os.environ.get(name) or default)
     except ValueError:
-        return 10.0
+        return default
+    return value if value > 0 else default
+
+
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """A ``Retry-After`` header's wait in seconds (delay-seconds or an HTTP date),
+    bounded to :data:`RETRY_AFTER_BOUNDS`; ``None`` when absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            moment = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        seconds = moment.timestamp() - (now if now is not None else time.time())
+    low, high = RETRY_AFTER_BOUNDS
+    return min(max(seconds, low), high)
 
 
 def body_of(entry: dict[str, Any]) -> bytes:
@@ -127,14 +116,28 @@ class _Connections(threading.local):
 class DeliveryWorker:
     """The webhook sender of one ``serve`` process (a daemon thread and its senders)."""
 
-    def __init__(self, store: Any, poll: float = POLL_SECONDS) -> None:
+    def __init__(
+        self,
+        store: Any,
+        poll: float = POLL_SECONDS,
+        senders: int | None = None,
+        per_endpoint: int | None = None,
+    ) -> None:
         self.store = store
         self.poll = poll
+        self.senders = senders or int(_number(SENDERS_ENV, SENDERS))
+        self.per_endpoint = per_endpoint or int(_number(PER_ENDPOINT_ENV, PER_ENDPOINT))
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._connections = _Connections()
+        self._lock = threading.Lock()
+        #: claims and records take turns: the sender holds one pooled connection at a
+        #: time, as the connection budget counts it (store/database/connection_budget.py)
+        self._store_turn = threading.Lock()
+        #: the endpoints this process is sending to: the claim leaves their rows
+        self._busy: dict[str, _Run] = {}
         self.sent = 0  # rows sent (attempts)
         self.delivered = 0  # of which the receiver took (2xx)
         #: where the last attempt that did not deliver went and what it met
@@ -160,7 +163,7 @@ class DeliveryWorker:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                if self.deliver_once():
+                if self.deliver_once(wait=False):
                     continue  # more may be due at once
             except Exception:  # the database is away: the next turn tries again
                 log.exception("webhook worker: a turn failed; trying again shortly")
@@ -171,42 +174,93 @@ class DeliveryWorker:
             self._stop.wait(max(0.0, idle_since + IDLE_GAP_SECONDS - time.monotonic()))
             self._wake.clear()
 
-    def deliver_once(self) -> int:
-        """Claim what is due, send it, record it; how many were sent (the thread's turn,
-        or a caller's own: tests and the bench turn it themselves, then :meth:`stop`)."""
+    def deliver_once(self, wait: bool = True) -> int:
+        """Claim what is due (not of an endpoint being sent to), start each endpoint's
+        run; how many rows were claimed. ``wait``: until this turn's runs are recorded
+        (tests and the bench turn it themselves, then :meth:`stop`); the worker's own
+        thread does not wait (one endpoint's slow sends never hold another's)."""
         timeout = timeout_seconds()
-        claimed = self.store.outbox.claim(BATCH, lease_seconds=2 * timeout + 5)
+        lease = 2 * timeout + 5
+        with self._lock:
+            busy = sorted(self._busy)
+        with self._store_turn:
+            claimed = self.store.outbox.claim(BATCH, lease_seconds=lease, skip=busy)
         if not claimed:
             return 0
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(SENDERS, thread_name_prefix="webhook-send")
-        attempts = list(self._pool.map(lambda c: self.send(c, timeout), claimed))
-        outcomes = self.store.outbox.complete(list(zip(claimed, attempts, strict=True)))
-        self.sent += len(claimed)
-        for row, attempt, outcome in zip(claimed, attempts, outcomes, strict=True):
-            if outcome == "delivered":
-                self.delivered += 1
-            else:
-                self.last_failure = f"{row.url}: {attempt.error or f'HTTP {attempt.status_code}'}"
+            self._pool = ThreadPoolExecutor(self.senders, thread_name_prefix="webhook-send")
+        # the last moment a send may start and end within the lease (a margin for the
+        # record): past it a run releases what it has not sent
+        last_start = time.monotonic() + lease - timeout - 2
+        runs = []
+        for endpoint_id, rows in groupby(
+            sorted(claimed, key=lambda c: c.endpoint_id), key=lambda c: c.endpoint_id
+        ):
+            run = _Run(self, self._pool, list(rows), timeout, last_start)
+            with self._lock:
+                self._busy[endpoint_id] = run
+            runs.append(run)
+        for run in runs:
+            run.start()
+        if wait:
+            for run in runs:
+                run.finished.wait()
         return len(claimed)
 
+    def _recorded(self, run: _Run, attempts: Sequence[tuple[Claimed, Attempt]]) -> None:
+        """A run ended: record its attempts and releases (the endpoint may be claimed
+        again after this), and wake the worker (its rows' queues may have more)."""
+        try:
+            with self._store_turn:
+                completion = self.store.outbox.complete(attempts, release=list(run.unsent))
+        except Exception:  # the database is away: the rows' leases end, they are sent again
+            log.exception("webhook worker: recording a run's attempts failed")
+            completion = None
+        finally:
+            with self._lock:
+                self._busy.pop(run.endpoint_id, None)
+            run.finished.set()
+            self._wake.set()
+        if completion is None:
+            return
+        with self._lock:
+            self.sent += len(attempts)
+            for (row, attempt), outcome in zip(attempts, completion.outcomes, strict=True):
+                if outcome == "delivered":
+                    self.delivered += 1
+                else:
+                    self.last_failure = (
+                        f"{row.url}: {attempt.error or f'HTTP {attempt.status_code}'}"
+                    )
+
     def send(self, claimed: Claimed, timeout: float) -> Attempt:
-        """One signed POST of ``claimed``; how it went (never raises)."""
+        """One signed POST of ``claimed``; how it went (never raises: whatever fails is
+        this attempt's, and its endpoint's, alone)."""
         started = time.monotonic()
         body = body_of(claimed.entry)
         try:
-            check_url_cached(claimed.url)
+            url = check_url_cached(claimed.url)
+            secrets = claimed.secrets(datetime.now(UTC))
             sent = signed_headers(
-                claimed.entry["id"], body, secret=claimed.secret, key=self.store.anchor_key
+                claimed.entry["id"],
+                body,
+                secret=secrets[0] if secrets else None,
+                previous=secrets[1] if len(secrets) > 1 else None,
+                key=self.store.anchor_key,
             )
-            status = self._post(claimed.url, body, sent, timeout)
-            return Attempt(status, None, _ms(started))
+            status, wait = self._post(url, body, sent, timeout)
+            if wait is not None and status not in (429, 503):
+                wait = None  # Retry-After says when to retry; a delivery is not retried
+            return Attempt(status, None, _ms(started), wait)
         except InvalidWebhook as refused:
             return Attempt(None, refused.message, _ms(started))
-        except (OSError, http.client.HTTPException) as exc:
+        except Exception as exc:
             return Attempt(None, f"{type(exc).__name__}: {exc}"[:500], _ms(started))
 
-    def _post(self, url: str, body: bytes, sent: dict[str, str], timeout: float) -> int:
+    def _post(
+        self, url: str, body: bytes, sent: dict[str, str], timeout: float
+    ) -> tuple[int, float | None]:
+        """POST ``body``; the status and the ``Retry-After`` (seconds) it carried."""
         parts = urlsplit(url)
         https = parts.scheme == "https"
         key = (parts.scheme, parts.hostname or "", parts.port or (443 if https else 80))
@@ -232,7 +286,7 @@ class DeliveryWorker:
                 if response.will_close:
                     conn.close()
                     self._connections.open.pop(key, None)
-                return response.status
+                return response.status, retry_after(response.getheader("retry-after"))
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
                 conn.close()
                 self._connections.open.pop(key, None)
@@ -243,6 +297,70 @@ class DeliveryWorker:
                 self._connections.open.pop(key, None)
                 raise
         raise AssertionError("unreachable")
+
+
+class _Run:
+    """One endpoint's claimed rows in one turn: sent in the feed's order, at most
+    ``per_endpoint`` at once on the worker's pool; stopped at the first attempt that
+    holds the endpoint (no answer, 429, ``Retry-After``) or when its lease runs short.
+    What it did not send is ``unsent`` (released when the run is recorded)."""
+
+    def __init__(
+        self,
+        worker: DeliveryWorker,
+        pool: ThreadPoolExecutor,
+        rows: list[Claimed],
+        timeout: float,
+        last_start: float,
+    ) -> None:
+        self.worker = worker
+        self.pool = pool
+        self.endpoint_id = rows[0].endpoint_id
+        self.unsent = deque(sorted(rows, key=lambda c: c.outbox_id))
+        self.timeout = timeout
+        self.last_start = last_start
+        self.finished = threading.Event()
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._stopped = False
+        self._done: list[tuple[Claimed, Attempt]] = []
+
+    def start(self) -> None:
+        with self._lock:
+            ended = self._fill()
+        if ended:
+            self.worker._recorded(self, self._done)
+
+    def _fill(self) -> bool:
+        """Start sends up to the endpoint's limit (under the lock); whether the run has
+        ended (nothing in flight, nothing more to start)."""
+        limit = self.worker.per_endpoint
+        while (
+            self.unsent
+            and not self._stopped
+            and self._in_flight < limit
+            and time.monotonic() < self.last_start
+        ):
+            row = self.unsent.popleft()
+            try:
+                self.pool.submit(self._send, row)
+            except RuntimeError:  # the pool is shut down (the worker stops)
+                self.unsent.appendleft(row)
+                self._stopped = True
+                break
+            self._in_flight += 1
+        return self._in_flight == 0
+
+    def _send(self, row: Claimed) -> None:
+        attempt = self.worker.send(row, self.timeout)
+        with self._lock:
+            self._done.append((row, attempt))
+            self._in_flight -= 1
+            if attempt.holds:
+                self._stopped = True
+            ended = self._fill()
+        if ended:
+            self.worker._recorded(self, self._done)
 
 
 def _ms(started: float) -> int:

@@ -15,7 +15,7 @@ from ..engine.commands import ConfirmPass
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
 from ..engine.tiles import Deal, is_joker
-from ..store import GameStore, play_bots
+from ..store import GameStore, NewGame, play_bots
 from .databases import Database
 from .figures import percentile, timed
 from .store_rows import plain_tiles, toggle
@@ -66,19 +66,19 @@ def store_costs(database: Database, repeat: int) -> Costs:
 
 
 def _store_costs(store: GameStore, repeat: int) -> Costs:
-    game_id = store.registry.create_game(seed=1)
+    game_id = store.registry.create_game(NewGame(seed=1))
     commands = toggle(store, game_id)
     flip = iter(range(10**9))
 
     def ready() -> tuple[str, ConfirmPass]:
-        gid = store.registry.create_game(seed=random.randrange(10**6))
+        gid = store.registry.create_game(NewGame(seed=random.randrange(10**6)))
         for seat in SEATS[:3]:
             store.writes.execute(gid, ConfirmPass(seat=seat, tiles=plain_tiles(store, gid, seat)))
         return gid, ConfirmPass(seat=Seat.NORTH, tiles=plain_tiles(store, gid, Seat.NORTH))
 
     resolving = [ready() for _ in range(max(3, repeat // 6))]
     pending = iter(resolving)
-    finished = store.registry.create_game(seed=7)
+    finished = store.registry.create_game(NewGame(seed=7))
     play_bots(store, finished, 7)
     seeds = iter(range(100, 10**6))
     few = max(3, repeat // 30)
@@ -113,4 +113,4 @@ def _store_costs(store: GameStore, repeat: int) -> Costs:
 
 
 def _bot_game(store: GameStore, seed: int) -> None:
-    play_bots(store, store.registry.create_game(seed=seed), seed)
+    play_bots(store, store.registry.create_game(NewGame(seed=seed)), seed)

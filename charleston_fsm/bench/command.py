@@ -118,10 +118,18 @@ def bench_command(
             raise typer.Exit(2) from None
     if json_path:
         json_path.write_text(
-            to_json(result.figures, settings.describe(), result.breakdown, result.budgets)
+            to_json(
+                result.figures,
+                settings.describe(),
+                result.breakdown,
+                result.budgets,
+                result.notes,
+            )
         )
     if markdown:
         typer.echo(to_markdown(result.figures), nl=False)
+        for note in result.notes:
+            typer.echo(f"\n{note}", nl=False)
         return
     title = "charleston-fsm bench" + (" (quick: smoke sizes, not targets)" if quick else "")
     console.print(to_rich(result.figures, title))
@@ -129,6 +137,8 @@ def bench_command(
         console.print(breakdown_table(result.breakdown))
     for budget in result.budgets:
         console.print(budget_table(budget))
+    for note in result.notes:
+        console.print(note, highlight=False)
 
 
 def _numbers(text: str | None, option: str, kind: Callable[[str], float]) -> tuple:  # type: ignore[type-arg]

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 
 from ..store import GameStore
-from ..store.urls import render, resolve_url
+from ..store.database.urls import render, resolve_url
 from .figures import DEFAULT_PG
 
 

@@ -11,9 +11,23 @@ from typing import Any
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 """The PostgreSQL server a bench run uses by default (for a scratch database)."""
 
-ROWS = ("command", "throughput", "notify", "platform", "http", "replay", "verify", "memory")
-"""The rows, in the order of the table (``--only`` takes these names); ``notify`` is
-PostgreSQL's only."""
+ROWS = (
+    "command",
+    "throughput",
+    "notify",
+    "platform",
+    "http",
+    "standby",
+    "replay",
+    "verify",
+    "memory",
+)
+"""The rows, in the order of the table (``--only`` takes these names); ``notify`` and
+``standby`` are PostgreSQL's only."""
+
+
+class RowSkipped(Exception):
+    """A row that cannot be measured here; its message is the sentence the bench prints."""
 
 
 @dataclass(frozen=True)

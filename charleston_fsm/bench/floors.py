@@ -1,6 +1,6 @@
 """The database's own floor: the store's row and transaction shapes through the bare driver.
 
-``floor_*`` tables mirror the store's (``store/models.py``): one event row, one projection
+``floor_*`` tables mirror the store's (``store/database/models.py``): one event row, one projection
 document, the games row's head, one command row. A floor transaction is what a command
 does at the least: lock the game, insert an event, move the projection and the head,
 record the command, commit; with no chart, no ORM, no Python between. (The store sends

@@ -199,6 +199,29 @@ def command_sender(
     return send
 
 
+def floor_sender(client: RawClient, slots: Sequence[Slot]) -> Callable[[], Awaitable[str | None]]:
+    """Each call sends the next seat's request to the floor route (``api/bench_floor.py``:
+    the seat's token authenticated, one row stored), with a command's body."""
+    requests = [
+        raw_client.post(
+            f"/bench/floor/{slot.game_id}",
+            orjson.dumps({"type": "confirm_pass", "tiles": slot.tiles}),
+            {"Authorization": f"Bearer {slot.token}"},
+        )
+        for slot in slots
+    ]
+    turn = iter(range(10**12))
+
+    async def send() -> str | None:
+        try:
+            status, body = await client.request(requests[next(turn) % len(requests)])
+        except (OSError, httptools.HttpParserError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return None if status == 200 else raw_client.describe(status, body)
+
+    return send
+
+
 def health_sender(client: RawClient) -> Callable[[], Awaitable[str | None]]:
     request = raw_client.get("/healthz")
 

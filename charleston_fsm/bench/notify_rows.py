@@ -3,7 +3,7 @@
 ``NOTIFY`` takes a lock of the whole database at commit and holds it while the commit is
 flushed, so every transaction that notifies commits one after the other. Commands used
 to notify in their own transaction; the store now notifies after the commit, batched
-(``store/notices.py``). This row measures what that buys at the database: pgbench running
+(``store/database/notices.py``). This row measures what that buys at the database: pgbench running
 the command's transaction shape with ``pg_notify`` inside and without it, alternated in
 the same run, at several client counts, with one ``LISTEN`` connection open (as a
 service's).

@@ -33,7 +33,8 @@ from datetime import UTC, datetime
 
 from ..api.webhook_sender import ALLOW_ENV, TIMEOUT_ENV, DeliveryWorker
 from ..engine.annotations import pause, resume
-from ..store import feed
+from ..store import NewGame
+from ..store.platform import feed
 from .databases import Database
 from .figures import Figure, Goal
 
@@ -51,7 +52,7 @@ def outbox_cpu_row(database: Database, samples: int) -> list[Figure]:
     """Process CPU per command with the feed's entry, and with an outbox row besides."""
     store = database.store()
     try:
-        game_id = store.registry.create_game(seed=1, clock={"vote": 60})
+        game_id = store.registry.create_game(NewGame(seed=1, clock={"vote": 60}))
         flip = iter(range(10**9))
 
         def command() -> None:

@@ -12,7 +12,7 @@ files and verifies each in a child process (its peak RSS from ``getrusage``):
 - *one line*: a header, then one line of ``--megabytes`` MB.
 
 Each verify prints its verdict's first lines; the table gives the wall time, the peak
-RSS and the exit code (docs/performance.md, "record verify").
+RSS and the exit code (docs/bench/history.md, "record verify").
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..ledger.hashing import row_hash
 from ..ledger.record import export_record, public_key_text, record_lines
-from ..store import GameStore, StoredEvent, load_key, play_bots
+from ..store import GameStore, NewGame, StoredEvent, load_key, play_bots
 
 _KEY = "bench-record-file-key-0123456789abcdef"
 # run as ``python -c _MEASURE FILE KEY``: verify's output to stderr, then "seconds kb exit"
@@ -48,7 +48,7 @@ def _game(directory: Path) -> tuple[list[StoredEvent], str, str]:
     store = GameStore(f"sqlite:///{directory / 'games.sqlite3'}", anchor_key=load_key(_KEY))
     try:
         store.core.upgrade()
-        game_id = store.registry.create_game(seed=7)
+        game_id = store.registry.create_game(NewGame(seed=7))
         play_bots(store, game_id, 7)
         return (
             store.reads.events(game_id),

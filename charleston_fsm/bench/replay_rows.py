@@ -11,8 +11,8 @@ from sqlalchemy import select
 
 from ..engine.seats import SEATS
 from ..ledger.hashing import row_hash
-from ..store import GameStore, StoredEvent, play_bots
-from ..store.models import EventRow
+from ..store import GameStore, NewGame, StoredEvent, play_bots
+from ..store.database.models import EventRow
 from .databases import Database
 from .figures import Figure, Goal
 
@@ -26,7 +26,7 @@ def _play_worker(url: str, seeds: Sequence[int]) -> list[str]:
     try:
         ids = []
         for seed in seeds:
-            game_id = store.registry.create_game(seed=seed)
+            game_id = store.registry.create_game(NewGame(seed=seed))
             play_bots(store, game_id, seed, from_answers=True)
             ids.append(game_id)
         return ids

@@ -91,6 +91,7 @@ def to_json(
     settings: dict[str, Any],
     breakdown: dict[str, dict[str, tuple[float, float]]] | None = None,
     budgets: Sequence[Budget] = (),
+    notes: Sequence[str] = (),
 ) -> str:
     document = {
         "generated_at": datetime.now(UTC).isoformat(),
@@ -102,6 +103,7 @@ def to_json(
             "pgbench": shutil.which("pgbench") is not None,
         },
         "figures": [f.to_dict() for f in figures],
+        "notes": list(notes),
         "breakdown_ms": {
             part: {name: {"median": m, "p95": p} for name, (m, p) in operations.items()}
             for part, operations in (breakdown or {}).items()

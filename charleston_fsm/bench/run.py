@@ -8,13 +8,14 @@ from dataclasses import dataclass, field, replace
 
 from .breakdown import Costs, engine_costs, store_costs
 from .databases import Database, postgres_database, sqlite_database
-from .figures import DEFAULT_PG, ROWS, Figure, median_figure
+from .figures import DEFAULT_PG, ROWS, Figure, RowSkipped, median_figure
 from .http_rows import LoadPlan, http_rows
 from .load import Step
 from .notify_rows import notify_rows
 from .platform_rows import platform_rows
 from .replay_rows import FULL_GAMES, replay_row, stored_games, verify_row
 from .stages import Budget, budgets
+from .standby_rows import standby_rows
 from .store_rows import command_row, throughput_row
 
 REPLAY_GAMES = 500  # replay is per game: a sample of the stored games is enough
@@ -84,6 +85,8 @@ class BenchResult:
     figures: list[Figure]
     breakdown: dict[str, Costs]
     budgets: list[Budget] = field(default_factory=list)
+    #: why a row was not measured (a sentence each), printed after the table
+    notes: list[str] = field(default_factory=list)
 
 
 def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None]) -> BenchResult:
@@ -92,6 +95,7 @@ def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None])
     figures: list[Figure] = []
     costs: dict[str, Costs] = {}
     stage_budgets: list[Budget] = []
+    notes: list[str] = []
     if settings.breakdown:
         say("the engine's costs")
         costs["engine"] = engine_costs(settings.samples)
@@ -99,7 +103,7 @@ def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None])
     # PostgreSQL first: a server that cannot give a scratch database fails the run at once
     for database_name in sorted(settings.databases, key=lambda d: d != "PostgreSQL"):
         with _open(database_name, settings) as database:
-            figures += _measure(database, settings, say, advance)
+            figures += _measure(database, settings, say, advance, notes)
             if settings.breakdown:
                 say(f"{database.name}: the store's costs")
                 costs[database.name] = store_costs(database, settings.samples)
@@ -107,7 +111,7 @@ def run_bench(settings: BenchSettings, say: Say, advance: Callable[[int], None])
                 stage_budgets += budgets(database, settings.samples)
                 advance(1)
     figures.sort(key=lambda f: (ROWS.index(f.row), settings.databases.index(f.database)))
-    return BenchResult(figures, costs, stage_budgets)
+    return BenchResult(figures, costs, stage_budgets, notes)
 
 
 def _open(name: str, settings: BenchSettings) -> AbstractContextManager[Database]:
@@ -115,7 +119,11 @@ def _open(name: str, settings: BenchSettings) -> AbstractContextManager[Database
 
 
 def _measure(
-    database: Database, settings: BenchSettings, say: Say, advance: Callable[[int], None]
+    database: Database,
+    settings: BenchSettings,
+    say: Say,
+    advance: Callable[[int], None],
+    notes: list[str],
 ) -> list[Figure]:
     games: list[str] = []
     if {"replay", "verify"} & set(settings.rows):
@@ -128,6 +136,8 @@ def _measure(
         "platform": lambda: platform_rows(database, settings.samples, settings.quick),
         "replay": lambda: [replay_row(database, games[:REPLAY_GAMES])],
         "verify": lambda: [verify_row(database, games)],
+        # its own primary and standby (scripts/pg-standby.sh), on this machine
+        "standby": lambda: standby_rows(settings.seconds) if database.is_postgres else [],
     }
 
     def on_step(label: str, step: Step) -> None:
@@ -155,7 +165,13 @@ def _measure(
         runs: list[list[Figure]] = []
         for attempt in range(settings.repeat):
             say(f"{database.name}: {row} (run {attempt + 1} of {settings.repeat})")
-            runs.append(measures["http" if row == "memory" else row]())
+            try:
+                runs.append(measures["http" if row == "memory" else row]())
+            except RowSkipped as skipped:
+                notes.append(str(skipped))
+                advance(settings.repeat - attempt)
+                runs = []
+                break
             advance(2 if row == "http" and "memory" in settings.rows else 1)
         figures += [median_figure(same) for same in _by_name(runs) if same[0].row in settings.rows]
     return figures

@@ -26,17 +26,18 @@ from typing import Any
 
 import orjson
 
-from ..api import deps, routes_games
+from ..api import commands, deps
 from ..api.app import create_app
 from ..api.auth import ROLES as TOKEN_ROLES
 from ..api.auth import new_token, token_hash
 from ..api.notify import Notifier
 from ..api.responses import FastJSONResponse
+from ..engine import turns
 from ..engine.seats import Seat
 from ..engine.table import Table
-from ..store import GameStore, append, writes
-from ..store.core import StoreCore
-from ..store.on_loop import OnLoop
+from ..store import GameStore, NewGame
+from ..store.database.core import StoreCore
+from ..store.games import append, writes
 from .databases import Database
 from .store_rows import toggle
 
@@ -46,21 +47,19 @@ from .store_rows import toggle
 WRAPPED: tuple[tuple[str, Any, str], ...] = (
     ("auth (token digest, role)", deps, "authenticate"),
     ("auth (token digest, role)", deps, "role_remembered"),
-    ("command parse (pydantic)", routes_games, "command_from"),
+    ("command parse (pydantic)", commands, "command_from"),
     ("read (round trip; none for a cached game)", append, "read_head"),
     ("snapshot → warm table", StoreCore, "load"),
     ("chart (Table.execute)", Table, "execute"),
     ("rows + hash chain", writes, "chained_rows"),
     ("snapshot of the table", Table, "snapshot"),
     ("write (round trip)", append, "write"),
-    ("read / write on the event loop (round trips)", OnLoop, "_answer"),
     ("view: allowed_commands", Table, "allowed_commands"),
     ("notify (in-process fan-out)", Notifier, "publish"),
-    ("serialise (events, orjson)", routes_games, "event_out"),
+    ("serialise (events, orjson)", commands, "event_out"),
     ("serialise (events, orjson)", FastJSONResponse, "render"),
-    ("store: the command's own work", writes.Writes, "_through_chart"),
+    ("engine: the turn (refusal, steps, clock)", turns, "command_turn"),
     ("store: the command's own work", writes.Writes, "_append"),
-    ("store: transaction on the event loop (pool, BEGIN, COMMIT)", OnLoop, "run"),
 )
 #: (stage, part of the store, method)
 ON_THE_STORE = (
@@ -78,9 +77,9 @@ def targets(store: GameStore) -> tuple[tuple[str, Any, str], ...]:
 #: the stages in the order they are printed (roughly the order a command meets them)
 STAGES = tuple(
     dict.fromkeys(
-        [stage for stage, _, _ in WRAPPED[:10]]
+        [stage for stage, _, _ in WRAPPED[:9]]
         + [ON_THE_STORE[0][0]]
-        + [stage for stage, _, _ in WRAPPED[10:]]
+        + [stage for stage, _, _ in WRAPPED[9:]]
         + [ON_THE_STORE[1][0]]
     )
 )
@@ -190,7 +189,7 @@ def _budget(name: str, clock: StageClock, count: int, cpu: float, wall: float) -
 
 def store_budget(store: GameStore, count: int) -> Budget:
     """One store command (confirm / withdraw in turn: one event row), by stage."""
-    game_id = store.registry.create_game(seed=1)
+    game_id = store.registry.create_game(NewGame(seed=1))
     moves = toggle(store, game_id)
     for i in range(20):
         store.writes.execute(game_id, moves[i % 2])
@@ -231,7 +230,7 @@ def http_budget(store: GameStore, count: int) -> Budget:
     is timed on its own and added as a stage."""
     tokens = {role: new_token() for role in TOKEN_ROLES}
     game_id = store.registry.create_game(
-        seed=1, credentials={r: token_hash(t) for r, t in tokens.items()}
+        NewGame(seed=1, credentials={r: token_hash(t) for r, t in tokens.items()})
     )
     moves = toggle(store, game_id)
     bodies = [

@@ -9,13 +9,15 @@ from typing import Any
 from ..engine.commands import ConfirmPass, WithdrawPass
 from ..engine.seats import Seat
 from ..engine.tiles import is_joker
-from ..store import GameStore
+from ..store import GameStore, NewGame
 from . import floors
 from .databases import Database
 from .figures import Figure, Goal, timed
 from .processes import rate_of, run_for
 
 PROCESSES = 4
+#: a store command's p50 at most this many times INSERT + COMMIT (issue 34)
+COMMAND_RATIO = {"PostgreSQL": 2.5, "SQLite": 4.0}
 
 
 def plain_tiles(store: GameStore, game_id: str, seat: Seat) -> list[int]:
@@ -35,7 +37,7 @@ def command_row(database: Database, samples: int) -> Figure:
     conn = database.connect()
     try:
         floors.create_tables(database, 0)
-        game_id = store.registry.create_game(seed=1)
+        game_id = store.registry.create_game(NewGame(seed=1))
         commands = toggle(store, game_id)
         flip, seq = iter(range(10**9)), iter(range(1, 10**9))
         floor_game = f"floor-{uuid.uuid4().hex[:12]}"
@@ -47,6 +49,7 @@ def command_row(database: Database, samples: int) -> Figure:
     finally:
         conn.close()
         store.dispose()
+    bound = COMMAND_RATIO[database.name]
     return Figure(
         row="command",
         database=database.name,
@@ -55,7 +58,7 @@ def command_row(database: Database, samples: int) -> Figure:
         unit="ms",
         floor=statistics.median(floor) * 1e3,
         floor_name=f"INSERT + COMMIT through {_driver(database)}",
-        goal=Goal("≤ 2× the floor", 2.0, of="ratio"),
+        goal=Goal(f"≤ {bound}× the floor", bound, of="ratio"),
         details={"samples": samples},
     )
 
@@ -82,7 +85,7 @@ def throughput_row(database: Database, seconds: float) -> Figure:
     transaction shape (a bare-driver process floor where pgbench is missing, or SQLite)."""
     store = database.store()
     try:
-        games = [store.registry.create_game(seed=seed) for seed in range(PROCESSES)]
+        games = [store.registry.create_game(NewGame(seed=seed)) for seed in range(PROCESSES)]
     finally:
         store.dispose()
     rate, counts = rate_of(_store_worker, [(database.url, g) for g in games], seconds)

@@ -45,6 +45,25 @@ def check_command(
     jobs: int = typer.Option(
         0, "--jobs", min=0, help="Processes exploring option sets at once (0: one per core)."
     ),
+    unreduced: bool = typer.Option(
+        False,
+        "--unreduced",
+        help="Count every received tile where placing is free (no reduction: slower; "
+        "the reduction's own check).",
+    ),
+    fail_fast: bool = typer.Option(
+        False,
+        "--fail-fast",
+        help="The same verdict, soonest (what a mutation run judges each mutant by, "
+        "scripts/mutation.sh): in one process, every option set first to a few commands "
+        "from the deal, then each in full, the fastest first; stop at the first failure.",
+    ),
+    coverage: bool = typer.Option(
+        False,
+        "--coverage",
+        help="Also list every guard seen true and false and every rule id exercised by "
+        "an accepted and by a refused command.",
+    ),
 ) -> None:
     """Explore every configuration a game can reach, through the real engine, and check
     in each: someone can act (or the game is over) and allowed_commands is exact; no
@@ -55,7 +74,8 @@ def check_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from ..diagrams.crossings import Crossings
-    from ..exploration.runs import counterexample, run_check
+    from ..exploration.runs import counterexample, run_check, run_until_failure
+    from ..exploration.traces import in_words, pytest_file
 
     chosen = None
     if options is not None:
@@ -70,7 +90,9 @@ def check_command(
     out = Path(failures)
     if not out.is_dir():
         raise typer.BadParameter(f"{failures!r} is not a directory.", param_hint="--failures")
-    workers = jobs or os.cpu_count() or 1
+    if fail_fast and coverage:
+        raise typer.BadParameter("--coverage needs every option set explored in full.")
+    workers = 1 if fail_fast else jobs or os.cpu_count() or 1
     rows: list[dict] = []
     written: list[Path] = []
     crossed: dict[str, Crossings] = {}
@@ -95,14 +117,28 @@ def check_command(
             if done % 50 == 0 or done == known:
                 progress.update(task, completed=done, total=known)
 
-        for checked in run_check(
-            ruleset,
-            options=chosen,
-            bounded=bounded,
-            jobs=workers,
-            on_start=on_start,
-            on_state=on_state,
-        ):
+        runs = (
+            run_until_failure(
+                ruleset,
+                options=chosen,
+                bounded=bounded,
+                reduce=not unreduced,
+                on_start=on_start,
+                on_state=on_state,
+            )
+            if fail_fast
+            else run_check(
+                ruleset,
+                options=chosen,
+                bounded=bounded,
+                jobs=workers,
+                reduce=not unreduced,
+                coverage=coverage,
+                on_start=on_start,
+                on_state=on_state,
+            )
+        )
+        for checked in runs:
             result = checked.exploration
             row = {
                 "ruleset": checked.option_set.ruleset,
@@ -117,19 +153,37 @@ def check_command(
                 "seconds": round(result.seconds, 1),
                 "held": result.held,
                 "failed": sorted({f.property for f in result.failures}),
+                "reductions": result.reductions,
+                **({"coverage": checked.coverage} if checked.coverage is not None else {}),
             }
             rows.append(row)
             crossed.setdefault(row["ruleset"], Crossings(row["ruleset"])).add(
                 result.crossings, result.options
             )
-            progress.console.print(_line(row), highlight=False, markup=False)
+            line = _line(row)
+            if not result.complete:  # a fail-fast run stopped at its failure
+                line += (
+                    "; stopped at the first failure, every configuration within "
+                    f"{result.complete_to_depth} command(s) of the deal checked"
+                )
+            progress.console.print(line, highlight=False, markup=False)
             for failure in result.failures:
-                path = out / f"check-{checked.option_set.ruleset}-{len(written) + 1}.json"
-                path.write_text(json.dumps(counterexample(checked, failure), indent=1) + "\n")
+                number = f"{checked.option_set.ruleset}-{len(written) + 1}"
+                path = out / f"check-{number}.json"
+                data = counterexample(checked, failure)
+                path.write_text(json.dumps(data, indent=1) + "\n")
+                test = out / f"test_check_{number.replace('-', '_')}.py"
+                test.write_text(pytest_file(data, f"check {number} {failure.property}"))
                 written.append(path)
-                _print_failure(failure, path)
+                _print_failure(failure, path, in_words(data), test)
     _print_totals(rows, time.perf_counter() - started)
-    uncrossed = _print_uncrossed(crossed)
+    _print_reductions(rows)
+    if coverage:
+        from ..exploration.coverage import print_coverage
+
+        print_coverage(rows, console)
+    # a fail-fast run that failed stopped early: its crossings are not the whole check's
+    uncrossed = 0 if fail_fast and written else _print_uncrossed(crossed)
     if as_json:
         Path(as_json).write_text(json.dumps(rows, indent=1) + "\n")
     raise typer.Exit(1 if written or uncrossed else 0)
@@ -146,7 +200,9 @@ def _line(row: dict) -> str:
     )
 
 
-def _print_failure(failure, path: Path) -> None:  # type: ignore[no-untyped-def]
+def _print_failure(failure, path: Path, steps: str, test: Path) -> None:  # type: ignore[no-untyped-def]
+    """The failure, its shortest trace as numbered steps in words, and where its command
+    list and its regression test were written."""
     console.print(
         f"  [red]{failure.property}[/] ({', '.join(failure.rules)}): {failure.message}",
         highlight=False,
@@ -156,10 +212,24 @@ def _print_failure(failure, path: Path) -> None:  # type: ignore[no-untyped-def]
         highlight=False,
         markup=False,
     )
-    for command in failure.commands:
-        console.print(f"    {json.dumps(command)}", highlight=False, markup=False)
+    for line in steps.splitlines():
+        console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    if failure.loop is not None:
+        console.print(
+            f"  then round this loop forever ({len(failure.loop)} command(s), back to "
+            f"{', '.join(failure.configuration)}):",
+            highlight=False,
+            markup=False,
+        )
+        for command in failure.loop:
+            console.print(f"    {json.dumps(command)}", highlight=False, markup=False)
     console.print(
         f"  play it: {command_text(f'replay --commands {path}')}", highlight=False, markup=False
+    )
+    console.print(
+        f"  regression test (fails on the defect, passes once fixed): {test}",
+        highlight=False,
+        markup=False,
     )
 
 
@@ -178,6 +248,25 @@ def _print_totals(rows: list[dict], seconds: float) -> None:
             highlight=False,
         )
     console.print(f"total {seconds:.1f} s", highlight=False)
+
+
+def _print_reductions(rows: list[dict]) -> None:
+    """What each ruleset's verdicts rest on: the reductions applied, and the fairness
+    assumption liveness is checked under."""
+    from ..exploration.fairness import ASSUMPTION
+
+    by_ruleset: dict[str, set[str]] = {}
+    for row in rows:
+        by_ruleset.setdefault(row["ruleset"], set()).update(row["reductions"])
+    for name, found in by_ruleset.items():
+        if name == "four_winds":
+            found.add("one option set per flow class (exploration/option_sets.py)")
+        console.print(
+            f"{name}: reductions applied: {'; '.join(sorted(found))}; no symmetry reduction",
+            highlight=False,
+            markup=False,
+        )
+    console.print(f"terminating and finishing checked under {ASSUMPTION}", highlight=False)
 
 
 def _print_uncrossed(crossed: dict[str, Crossings]) -> int:

@@ -84,7 +84,13 @@ AnchorKeyFile = typer.Option(
 
 
 def _open_store(  # type: ignore[no-untyped-def]
-    url: str | None, *, migrate_empty: bool = True, say=None, anchor_key_file: str | None = None
+    url: str | None,
+    *,
+    migrate_empty: bool = True,
+    say=None,
+    anchor_key_file: str | None = None,
+    read_urls: list[str] | None = None,
+    read_max_lag: float | None = None,
 ):
     """The store at ``url``; an empty database is migrated, any other not current refused.
 
@@ -110,7 +116,11 @@ def _open_store(  # type: ignore[no-untyped-def]
             f"created a new anchor key: {key.source} (mode 0600). Back it up apart from "
             "the database: without it, verify cannot check the anchors it signs.",
         )
-    store = GameStore(url, anchor_key=key)
+    try:
+        store = GameStore(url, anchor_key=key, read_urls=read_urls, read_max_lag=read_max_lag)
+    except CharlestonError as exc:  # a read database that cannot be one
+        say("error", exc.message)
+        raise typer.Exit(2) from None
     where = store.url.render_as_string(hide_password=True)
     try:
         schema = store.core.schema_state()
@@ -178,9 +188,9 @@ def _refusals() -> Iterator[None]:
 
 def _bot_game(store, seed: int, ruleset: str = "nmjl"):  # type: ignore[no-untyped-def]
     """One game played by four bots through the store; returns (game id, commands given)."""
-    from ..store import play_bots
+    from ..store import NewGame, play_bots
 
-    game_id = store.registry.create_game(ruleset=ruleset, seed=seed)
+    game_id = store.registry.create_game(NewGame(ruleset=ruleset, seed=seed))
     given = play_bots(store, game_id, seed)
     return game_id, given
 

@@ -196,12 +196,23 @@ def director_hand_back(
 def director_substitute(
     game_id: str = typer.Argument(..., help="The game."),
     seat: str = typer.Option(..., "--seat", help="The seat a substitute takes."),
-    label: str | None = typer.Option(None, "--label", help="e.g. 'substitute: R. Chen'."),
+    name: str | None = typer.Option(
+        None, "--name", help="The substitute's name: the seat's name from now on."
+    ),
+    player_id: str | None = typer.Option(
+        None, "--player-id", help="The substitute's own id on the platform."
+    ),
+    deadline: str = typer.Option(
+        "fresh", "--deadline", help="fresh: the step's whole time from now; kept: what was left."
+    ),
+    label: str | None = typer.Option(None, "--label", help="A note, e.g. 'substitute'."),
     url: str = Url,
     token: str = Token,
 ) -> None:
     """Give a seat to a substitute: a new token (shown once); the old link stops working."""
-    body = {"label": label} if label is not None else {}
+    given = {"name": name, "player_id": player_id, "label": label}
+    body: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    body["deadline"] = deadline
     answer = call_service(url, token, "POST", f"/v1/games/{game_id}/seats/{seat}/token", body)
     _done(f"{seat} substitute", answer, game_id)
     console.print(
@@ -235,7 +246,15 @@ def director_answer(
 @director_app.command("spectator")
 def director_spectator(
     game_id: str = typer.Argument(..., help="The game."),
-    delay: int = typer.Option(0, "--delay", help="Seconds behind the table (0-3600)."),
+    delay: int | None = typer.Option(
+        None,
+        "--delay",
+        help="Seconds behind the table (0-3600; a round's table: at least the round's). "
+        "Absent: the round's delay (a single game: live).",
+    ),
+    live: bool = typer.Option(
+        False, "--live", help="A featured table's live link: the round's delay set aside."
+    ),
     revoke: bool = typer.Option(False, "--revoke", help="Revoke the link instead."),
     url: str = Url,
     token: str = Token,
@@ -246,9 +265,18 @@ def director_spectator(
         call_service(url, token, "DELETE", path)
         console.print(f"The spectator link of {game_id} is revoked.", highlight=False)
         return
-    answer = call_service(url, token, "POST", path, {"delay": delay})
+    body: dict[str, Any] = {"live": True} if live else {}
+    if delay is not None:
+        body["delay"] = delay
+    answer = call_service(url, token, "POST", path, body)
+    _print_link("Spectator link", answer, url)
+
+
+def _print_link(what: str, answer: dict[str, Any], url: str) -> None:
+    """A new spectator link, shown once, with the delay the service gives it."""
+    behind = "live" if answer["live"] else f"{answer['delay']} s behind"
     console.print(
-        f"Spectator link ({delay} s behind, shown once): {url.rstrip('/')}{answer['link']}",
+        f"{what} ({behind}, shown once): {url.rstrip('/')}{answer['link']}",
         highlight=False,
         soft_wrap=True,
     )
@@ -299,7 +327,12 @@ def round_resume(round_id: str = typer.Argument(..., help="The round."), url: st
 @round_app.command("spectator")
 def round_spectator(
     round_id: str = typer.Argument(..., help="The round."),
-    delay: int = typer.Option(0, "--delay", help="Seconds behind the tables (0-3600)."),
+    delay: int | None = typer.Option(
+        None,
+        "--delay",
+        help="Seconds behind the tables (0-3600): the round's delay from now on, on every "
+        "link of its tables (but a live one). Absent: the round's delay as it is.",
+    ),
     revoke: bool = typer.Option(False, "--revoke", help="Revoke the link instead."),
     url: str = Url,
     token: str = RoundToken,
@@ -310,12 +343,8 @@ def round_spectator(
         call_service(url, token, "DELETE", path)
         console.print(f"The spectator link of round {round_id} is revoked.", highlight=False)
         return
-    answer = call_service(url, token, "POST", path, {"delay": delay})
-    console.print(
-        f"Round spectator link ({delay} s behind, shown once): {url.rstrip('/')}{answer['link']}",
-        highlight=False,
-        soft_wrap=True,
-    )
+    answer = call_service(url, token, "POST", path, {} if delay is None else {"delay": delay})
+    _print_link("Round spectator link", answer, url)
 
 
 @seat_app.command("call")

@@ -12,6 +12,7 @@ from .common import (
     AnchorKeyFile,
     DatabaseUrl,
     _open_store,
+    check_database_url,
     console,
 )
 
@@ -22,6 +23,8 @@ commands = typer.Typer()
 #: line; tests/test_layout.py holds the two equal and the CLI's import free of the store
 ROUTE_THREADS_ENV = "CHARLESTON_ROUTE_THREADS"
 DEFAULT_ROUTE_THREADS = 14
+#: the store's (``store.standbys``), named here for the same reason
+READ_URLS_ENV = "CHARLESTON_READ_DATABASE_URL"
 
 
 class HttpParser(StrEnum):
@@ -79,6 +82,22 @@ def serve_command(
         help="Threads serving requests in each process; each holds at most one PostgreSQL "
         "connection, so this sizes the process's connections (docs/deploy.md, Connections).",
     ),
+    read_database_url: list[str] | None = typer.Option(
+        None,
+        "--read-database-url",
+        help="A streaming standby of the database (PostgreSQL hot standby; repeat for "
+        "several): spectators, the feed, audit, replay, records, round listings and "
+        "results are read there while it lags less than --read-max-lag; commands and "
+        "what follows them read the primary. Default: $CHARLESTON_READ_DATABASE_URL "
+        "(whitespace-separated).",
+    ),
+    read_max_lag: float | None = typer.Option(
+        None,
+        min=0.1,
+        envvar="CHARLESTON_READ_MAX_LAG",
+        help="Seconds a standby may lag behind the primary and still be read (default 5); "
+        "beyond it, its reads go to the primary. /readyz shows each standby's lag.",
+    ),
     max_connections: int | None = typer.Option(
         None,
         min=1,
@@ -87,12 +106,19 @@ def serve_command(
         "server's max_connections less its reserved ones and 10); behind a pooler, its "
         "client limit. A plan beyond it is refused at start-up.",
     ),
+    bench_floor: bool = typer.Option(
+        False,
+        "--bench-floor",
+        hidden=True,
+        help="For charleston-fsm bench only: serve its floor route (api/bench_floor.py).",
+    ),
 ) -> None:
     """Run the HTTP service; migrates an empty database. Logs are JSON lines on stderr;
     on a terminal a short banner comes first (the address, the database, the anchor key)."""
     import os
 
     from ..api import create_app, serve
+    from ..api.bench_floor import BENCH_FLOOR_ENV
     from ..api.logs import configure, log
 
     configure(log_level.upper())
@@ -106,7 +132,16 @@ def serve_command(
         else:
             getattr(log, level)(text)
 
-    store = _open_store(database_url, say=say, anchor_key_file=anchor_key_file)
+    read_urls = list(read_database_url or os.environ.get(READ_URLS_ENV, "").split())
+    for read_url in read_urls:
+        check_database_url(read_url)
+    store = _open_store(
+        database_url,
+        say=say,
+        anchor_key_file=anchor_key_file,
+        read_urls=read_urls,
+        read_max_lag=read_max_lag,
+    )
     try:
         serve.check_workers(workers, store.dialect)
         connections = serve.connection_plan(store, workers, max_connections)
@@ -121,6 +156,12 @@ def serve_command(
         getattr(log, level)(text)
     log.info(f"anchors signed with the key from {store.anchor_key.source}")
     log.info(connections)
+    if store.standbys is not None:
+        names = ", ".join(s.name for s in store.standbys.members)
+        log.info(
+            f"reads that need no lock go to the standby(s) {names} while they lag less "
+            f"than {store.standbys.max_lag:g} s, else to the primary"
+        )
     if workers > 1:  # each worker builds its own app from these settings
         os.environ.update(
             serve.worker_environment(
@@ -129,8 +170,12 @@ def serve_command(
                 platform_key=platform_key,
                 max_body_bytes=max_body_bytes,
                 body_timeout=body_timeout,
+                read_urls=read_urls,
+                read_max_lag=read_max_lag,
             )
         )
+        if bench_floor:
+            os.environ[BENCH_FLOOR_ENV] = "1"
         store.dispose()
         app_ = None
     else:
@@ -139,6 +184,7 @@ def serve_command(
             platform_key=platform_key or None,
             max_body_bytes=max_body_bytes,
             body_timeout=body_timeout,
+            bench_floor=bench_floor,
         )
     log.info(f"open http://{shown}:{port}/ in a browser to create a game and take a seat")
     serve.run(

@@ -14,8 +14,9 @@ from statemachine import State, StateChart
 
 from ..rulebook import enforces
 from . import errors
-from .commands import DIRECTOR_COMMANDS, Command
+from .commands import DIRECTOR_COMMANDS, ChallengeDeadHand, ChangePass, Command, ConfirmPass
 from .resolution import Declaration
+from .ruleset import Ruleset
 from .seats import Seat
 from .steps import Step
 from .tiles import describe, is_joker
@@ -31,6 +32,7 @@ class Checks:
     """Validators of the chart's transitions, and the refusal of a command taken nowhere."""
 
     options: Any
+    ruleset: Ruleset
     chart: StateChart
     received: dict[Seat, list[int]]
     selections: dict[Seat, Declaration]
@@ -64,13 +66,13 @@ class Checks:
     @enforces("NMJL-16", "NMJL-18", "NMJL-20", "SVC-01", "FW-08")
     def _refusal(self, command: Command) -> errors.CharlestonError:
         event, seat = command.event, command.seat
-        if event == "challenge_dead_hand":
+        if isinstance(command, ChallengeDeadHand):
             return errors.DeadHandChallengeRefused(
-                f"{seat.label} cannot call {command.target.label}'s hand dead: "  # type: ignore[union-attr]
+                f"{command.seat.label} cannot call {command.target.label}'s hand dead: "
                 "the game has not begun during the Charleston."
             )
         if event not in {e.id for e in self.chart.events}:
-            ruleset = self.ruleset  # type: ignore[attr-defined]
+            ruleset = self.ruleset
             return errors.NotInRuleset(
                 f"{event} is not part of the {ruleset.name} ruleset ({ruleset.title})."
             )
@@ -119,7 +121,7 @@ class Checks:
 
     # -- validators: raise a specific refusal, change nothing -----------------------------
     @enforces(*SELECTION_RULES)
-    def check_confirm(self, seat: Seat, command: Command) -> None:
+    def check_confirm(self, seat: Seat, command: ConfirmPass) -> None:
         step = self.requirement(seat)
         if step is None:
             return  # not this seat's step: the chart's guards refuse it
@@ -131,7 +133,7 @@ class Checks:
         self._check_selection(seat, step, command.tiles, command.blind)
 
     @enforces(*SELECTION_RULES)
-    def check_change(self, seat: Seat, command: Command) -> None:
+    def check_change(self, seat: Seat, command: ChangePass) -> None:
         step = self.requirement(seat)
         if step is None:
             return

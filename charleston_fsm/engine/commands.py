@@ -6,9 +6,11 @@ serialise them with the same definitions as the engine.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic_core import PydanticCustomError
 
 from .free_text import KEPT, ONE_LINE
 from .seats import Seat
@@ -175,6 +177,13 @@ COMMAND_MODELS: dict[str, type[_Command]] = {
 }
 
 
+def command_of(name: str, data: Mapping[str, Any]) -> Command:
+    """The command ``name`` validated by its own model (the discriminator need not be
+    read: the caller knows the name). Each model of ``COMMAND_MODELS`` is one member of
+    the ``Command`` union, which the dictionary's type cannot say."""
+    return COMMAND_MODELS[name].model_validate(data)  # type: ignore[return-value]
+
+
 class PauseClock(BaseModel):
     """The director stops the game's clock (recorded: a ``clock_paused`` row)."""
 
@@ -211,6 +220,26 @@ MAX_LABEL = 64  # characters of the name a director gives whoever sits a seat
 #: a short reason the store keeps, and a name (one line), checked as a ruling's text
 Reason = Annotated[str, Field(min_length=1, max_length=MAX_REASON), KEPT]
 Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL), ONE_LINE]
+MAX_PLAYER_ID = 128  # characters of a platform's own id of a player
+#: the pydantic error type of a player id that is text but not a plain one (the API: 422)
+INVALID_PLAYER_ID = "invalid_player_id"
+
+
+def player_id_text(text: str) -> str:
+    """A platform's player id: opaque to the service, so only bounded and plain: 1 to
+    :data:`MAX_PLAYER_ID` printable ASCII characters, no space (it goes into CSV cells,
+    feed entries and webhooks as it is)."""
+    if not text or len(text) > MAX_PLAYER_ID or not all("!" <= c <= "~" for c in text):
+        raise PydanticCustomError(
+            INVALID_PLAYER_ID,
+            f"must be a player id of 1 to {MAX_PLAYER_ID} printable ASCII characters, "
+            "without spaces (the platform's own id, e.g. 'p-1042')",
+        )
+    return text
+
+
+#: the platform's own id of whoever sits a seat (kept in the record, results and the feed)
+PlayerId = Annotated[str, AfterValidator(player_id_text)]
 
 
 class StartGame(BaseModel):

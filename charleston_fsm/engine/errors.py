@@ -62,7 +62,7 @@ class NotAllowedNow(CharlestonError):
     kind = "not_now"
     code = "not_allowed_now"
     rule = "SVC-01"
-    other_rules = ("NMJL-02", "NMJL-16")
+    other_rules: ClassVar[tuple[str, ...]] = ("NMJL-02", "NMJL-16")
 
 
 class SetupError(CharlestonError):
@@ -298,6 +298,14 @@ class TableNotStarted(NotAllowedNow):
 
 class AlreadyStarted(NotAllowedNow):
     code = "already_started"
+    rule = "SVC-12"
+
+
+class NotAwaited(NotAllowedNow):
+    """A seat arrived at a table that does not wait for it (started, or held for the
+    director or a start time)."""
+
+    code = "not_awaited"
     rule = "SVC-12"
 
 

@@ -10,12 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .commands import COMMAND_MODELS, COMMAND_OF, Command
+from .commands import COMMAND_MODELS, COMMAND_OF, Command, command_of
 from .seats import Seat
 
 DERIVED_TYPES = frozenset(
     {"tiles_transferred", "pass_resolved", "courtesy_agreed", "state_changed", "charleston_ended"}
 )
+
+#: the events of a seat's pass command: their row names the step the seat answered
+PASS_COMMAND_EVENTS = frozenset(
+    {"pass_confirmed", "pass_changed", "pass_withdrawn", "ding_dong_given"}
+)
+#: the derived events whose row names the step they resolved (from their payload)
+STEP_EVENTS = frozenset({"tiles_transferred", "pass_resolved"})
 
 #: Rows a clock, a director or a seat's call adds to the chain: they move no tile and the
 #: chart never sees them (``Table.fold`` skips them); see ``charleston_fsm.engine.clocks``
@@ -28,6 +35,7 @@ ANNOTATION_TYPES = frozenset(
         "clock_resumed",
         "ruling_recorded",
         "game_started",
+        "seat_arrived",
         "time_extended",
         "seat_taken",
         "director_called",
@@ -36,8 +44,12 @@ ANNOTATION_TYPES = frozenset(
     }
 )
 #: Annotation payload fields no seat nor spectator reads: a caller's reason is the
-#: director's alone (``views.redact`` and ``spectators.redact`` leave them out)
-DIRECTOR_ONLY_FIELDS = {"director_called": frozenset({"reason"})}
+#: director's alone, a substitute's player id the platform's and the director's
+#: (``views.redact`` and ``spectators.redact`` leave them out)
+DIRECTOR_ONLY_FIELDS = {
+    "director_called": frozenset({"reason"}),
+    "seat_taken": frozenset({"player_id"}),
+}
 
 
 @dataclass(frozen=True)
@@ -52,9 +64,9 @@ class Event:
 
     def command(self) -> Command:
         """The command that this event records (command events only)."""
-        model = COMMAND_MODELS[COMMAND_OF[self.type]]
-        fields = {k: v for k, v in self.payload.items() if k in model.model_fields}
-        return model.model_validate({"seat": self.seat, **fields})
+        name = COMMAND_OF[self.type]
+        fields = {k: v for k, v in self.payload.items() if k in COMMAND_MODELS[name].model_fields}
+        return command_of(name, {"seat": self.seat, **fields})
 
     def to_dict(self) -> dict[str, Any]:
         return {

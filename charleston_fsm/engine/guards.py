@@ -15,7 +15,7 @@ from .resolution import Declaration
 from .seats import Seat
 
 if TYPE_CHECKING:
-    from .rulesets import Ruleset
+    from .ruleset import Ruleset
 
 
 #: Guards whose value depends on the game's options alone, and the option each reads: the

@@ -69,7 +69,7 @@ def resolve(step: Step, declarations: Mapping[Seat, Declaration]) -> Resolution:
     own = {s: list(declarations[s].tiles) for s in seats}
     owed_blind = {s: declarations[s].blind for s in seats}
     inbox: dict[Seat, list[int]] = {s: [] for s in seats}
-    handovers = {s: Handover(giver=s, receiver=step.target(s)) for s in seats}
+    handovers = {s: Handover(giver=s, receiver=_receiver(step, s)) for s in seats}
     routes: dict[int, list[Seat]] = {t: [s] for s in seats for t in own[s]}
 
     if not any(own.values()):
@@ -84,7 +84,7 @@ def resolve(step: Step, declarations: Mapping[Seat, Declaration]) -> Resolution:
             del inbox[seat][: len(forwarded)]
             owed_blind[seat] -= len(forwarded)
             given, own[seat] = own[seat], []
-            receiver = step.target(seat)
+            receiver = _receiver(step, seat)
             for tile in given + forwarded:
                 routes[tile].append(receiver)
             inbox[receiver].extend(given + forwarded)
@@ -101,11 +101,19 @@ def resolve(step: Step, declarations: Mapping[Seat, Declaration]) -> Resolution:
     )
 
 
+def _receiver(step: Step, seat: Seat) -> Seat:
+    """Where ``seat``'s tiles go on a step whose tiles all go one way (not addressed)."""
+    receiver = step.target(seat)
+    if receiver is None:  # pragma: no cover - an addressed step resolves on its own
+        raise AssertionError(f"{step} names no receiver for {seat}")
+    return receiver
+
+
 def _turn_order(step: Step, seats: Sequence[Seat], own: Mapping[Seat, list[int]]) -> list[Seat]:
     """The most-from-hand player first, then each receiver in turn."""
-    order = [max(seats, key=lambda s: (len(own[s]), -s.index))]
+    order = [max(seats, key=lambda s: (len(own[s]), -s.place))]
     while len(order) < len(seats):
-        nxt = step.target(order[-1])
+        nxt = _receiver(step, order[-1])
         if nxt in order:  # a swap: the other pair follows in seat order
             nxt = next(s for s in seats if s not in order)
         order.append(nxt)

@@ -1,17 +1,18 @@
 """What a ruleset is, and the registry the chart families' rulesets are entered in.
 
-A ruleset is data: a named profile of options plus the chart that plays it and the table
-class (the chart's domain model) its family defines. This module sits below the chart
-families so that the shared table can resolve ``"nmjl"`` to its ruleset without importing
-the families back: :mod:`charleston_fsm.engine.rulesets` (the catalogue) enters each
-ruleset here when the engine package is imported.
+A ruleset is data: a named profile of options plus the chart that plays it. Which table
+class (the chart's domain model) drives a chart is the family's own knowledge, kept with
+the tables (``Table.FAMILIES[chart]``), so this module needs no table and sits below
+them: the shared table resolves ``"nmjl"`` to its ruleset here without importing the
+families back, and :mod:`charleston_fsm.engine.rulesets` (the catalogue, above the
+families) enters each ruleset here when the engine package is imported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from statemachine import StateChart
@@ -20,9 +21,6 @@ from ..rulebook import get_rule
 from .errors import InvalidOption, UnknownRuleset
 from .field_errors import field_errors
 from .steps import Step
-
-if TYPE_CHECKING:
-    from .table import Table
 
 DEFAULT_RULESET = "nmjl"
 
@@ -35,7 +33,6 @@ class Ruleset:
     defaults: BaseModel  # the family's options model, with this ruleset's values
     chart: type[StateChart]
     steps: Mapping[str, Step]
-    model: type[Table]  # the chart's domain model: the family's table class
     state_rules: Mapping[str, tuple[str, ...]]  # rule ids per chart state (rule book)
     phases: Mapping[str, str]  # what the table does in each top-level state (progress.py)
 

@@ -13,7 +13,6 @@ from .charts.four_winds import (
     FOUR_WINDS_STEPS,
     FourWindsCharleston,
     FourWindsOptions,
-    FourWindsTable,
 )
 from .charts.standard import (
     STANDARD_STEPS,
@@ -23,7 +22,6 @@ from .charts.standard import (
     Options,
     SecondCharlestonOrder,
     StandardCharleston,
-    StandardTable,
 )
 from .ruleset import DEFAULT_RULESET, RULESETS, Ruleset, get_ruleset, register
 
@@ -40,7 +38,6 @@ register(
         defaults=Options(),
         chart=StandardCharleston,
         steps=STANDARD_STEPS,
-        model=StandardTable,
         state_rules=STATE_RULES,
         phases=STATE_PHASES,
     ),
@@ -60,7 +57,6 @@ register(
         ),
         chart=StandardCharleston,
         steps=STANDARD_STEPS,
-        model=StandardTable,
         state_rules=STATE_RULES,
         phases=STATE_PHASES,
     ),
@@ -77,7 +73,6 @@ register(
         defaults=FourWindsOptions(),
         chart=FourWindsCharleston,
         steps=FOUR_WINDS_STEPS,
-        model=FourWindsTable,
         state_rules=FOUR_WINDS_STATE_RULES,
         phases=FOUR_WINDS_STATE_PHASES,
     ),

@@ -21,18 +21,19 @@ class Seat(StrEnum):
     NORTH = "north"
 
     @property
-    def index(self) -> int:
+    def place(self) -> int:
+        """The seat's place in turn order (East 0, North 3)."""
         return SEATS.index(self)
 
     @enforces("SEAT-02")
     def toward(self, direction: Direction) -> Seat:
         """The seat that receives when this seat passes in ``direction``."""
-        return SEATS[(self.index + direction.offset) % 4]
+        return SEATS[(self.place + direction.offset) % 4]
 
     @enforces("SEAT-02")
     def source(self, direction: Direction) -> Seat:
         """The seat this one receives from when everyone passes in ``direction``."""
-        return SEATS[(self.index - direction.offset) % 4]
+        return SEATS[(self.place - direction.offset) % 4]
 
     @property
     def opposite(self) -> Seat:

@@ -21,15 +21,21 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..rulebook import enforces
-from . import calls, seating
+from . import seating
+from .clock_state import Clock, Extension
 from .events import DIRECTOR_ONLY_FIELDS, Event
 from .seats import Direction, Seat
 from .table import Table
 from .view_models import AsOf, SpectatorView
 from .views import PUBLIC_EVENTS, game_facts
 
+#: payload fields a seat may read but a spectator never does: the director's reason
+#: for added time is told to the seat (its clock), not to the room
+SEATS_ONLY_FIELDS = {"time_extended": frozenset({"reason"})}
+#: fields a spectator never gets, by row type: the director's alone, and the seats'
+HIDDEN_FIELDS = {**DIRECTOR_ONLY_FIELDS, **SEATS_ONLY_FIELDS}
 #: rows whose payload a spectator gets as every seat does: no tile is in them
-SHOWN_WHOLE = PUBLIC_EVENTS
+SHOWN_WHOLE = PUBLIC_EVENTS - HIDDEN_FIELDS.keys()
 
 
 @enforces("SVC-16")
@@ -39,8 +45,8 @@ def redact(event: Event) -> dict[str, Any]:
     p, kind = event.payload, event.type
     if kind in SHOWN_WHOLE:
         return data
-    if kind in DIRECTOR_ONLY_FIELDS:
-        shown = {k: v for k, v in p.items() if k not in DIRECTOR_ONLY_FIELDS[kind]}
+    if kind in HIDDEN_FIELDS:
+        shown = {k: v for k, v in p.items() if k not in HIDDEN_FIELDS[kind]}
     elif kind in ("pass_confirmed", "pass_changed"):
         shown = {"count": len(p["tiles"]) + p["blind"], "blind": p["blind"]}
     elif kind == "ding_dong_given":
@@ -84,36 +90,42 @@ def spectator_view(
     shown, bots = clock
     return SpectatorView(
         game=game_facts(table, players),
-        bots=bots,  # type: ignore[arg-type]
-        clock=shown,  # type: ignore[arg-type]
+        bots=bots,
+        clock=shown,
         as_of=as_of,
     ).model_dump(mode="json")
 
 
-def live_clock(doc: Mapping[str, Any] | None) -> ShownClock:
-    """The clock document as a spectator sees it: no options, no caller's reason."""
-    if not doc:
+def live_clock(clock: Clock | None) -> ShownClock:
+    """The game's clock as a spectator sees it: no options, no caller's reason, no
+    reason for added time."""
+    if clock is None:
         return None, []
-    held = doc.get("held") or {}
+    held = clock.held
     shown = {
-        "held": bool(held),
-        "start_at": held.get("at"),
-        "started_at": doc.get("started_at"),
-        "paused": bool(doc.get("paused_at")),
+        "held": held is not None,
+        "start_at": held.at if held is not None else None,
+        "started_at": clock.started_at,
+        "paused": bool(clock.paused_at),
         "deadlines": {
             s: {
-                "kind": d["kind"],
-                "seconds": d["seconds"],
-                "due_at": d["due_at"],
-                "flagged": bool(d.get("flagged")),
-                "extended": d.get("extended"),
+                "kind": d.kind,
+                "seconds": d.seconds,
+                "due_at": d.due_at,
+                "flagged": d.is_flagged,
+                "extended": _added(d.extended),
             }
-            for s, d in doc["deadlines"].items()
+            for s, d in clock.deadlines.items()
         },
-        "late": list(doc.get("late", ())),
-        "called": sorted(calls.open_calls(doc)),
+        "late": list(clock.late),
+        "called": sorted(clock.calls),
     }
-    return shown, sorted(seating.bot_seats(doc))
+    return shown, sorted(seating.bot_seats(clock))
+
+
+def _added(extended: Extension | None) -> dict[str, Any] | None:
+    """Time the director added, without the director's reason."""
+    return {"seconds": extended.seconds} if extended else None
 
 
 def clock_from_rows(events: Iterable[Event]) -> ShownClock:

@@ -82,8 +82,12 @@ def _round_note(e: Event, who: str) -> str | None:
     """The rows of a round run as a round: the start, time added, seats, calls, links."""
     p = e.payload
     if e.type == "game_started":
-        how = "at its start time" if p["scheduled"] else "by the director"
-        return f"  [director] the table starts {how} (held {p['held_seconds']:.1f} s)"
+        if p["scheduled"] or p.get("seated"):
+            how = "at its start time" if p["scheduled"] else "once every player is there"
+            return f"  [clock] the table starts {how} (held {p['held_seconds']:.1f} s)"
+        return f"  [director] the table starts by the director (held {p['held_seconds']:.1f} s)"
+    if e.type == "seat_arrived":
+        return f"  [{who}] opens the table's page"
     if e.type == "time_extended":
         why = f": {p['reason']}" if p["reason"] else ""
         return f"  [director] adds {p['seconds']} s for {who or 'every awaited seat'}{why}"
@@ -98,6 +102,8 @@ def _round_note(e: Event, who: str) -> str | None:
         return f"  [director] answers {who}'s call: {p['answer']}"
     if e.type == "spectator_link":
         what = "revoked" if p["action"] == "revoked" else f"issued ({p['delay']} s behind)"
+        if p.get("live"):
+            what = "issued live (a featured table: the round's delay does not apply)"
         return f"  [director] the spectator link is {what}"
     return None
 

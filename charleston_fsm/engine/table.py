@@ -17,10 +17,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
-from statemachine import State
+from statemachine import State, StateChart
 from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
 
@@ -28,7 +28,7 @@ from ..rulebook import enforces
 from . import errors
 from .charts.probe import could_take, would_accept
 from .checks import Checks
-from .commands import ACCEPTED_AS, COMMAND_MODELS, Command
+from .commands import ACCEPTED_AS, COMMAND_MODELS, Command, command_of
 from .events import ANNOTATION_TYPES, Event
 from .guards import Guards
 from .hands import HandChecker, pending_confirmation
@@ -57,18 +57,30 @@ _WARM = _WarmTables()
 
 
 @cache
-def _document_order(chart: type) -> dict[str, int]:
+def _document_order(chart: type[StateChart]) -> dict[str, int]:
     """Each state id of a chart class by its place in the document (``states_map`` order)."""
-    return {state.id: index for index, state in enumerate(chart.states_map.values())}  # type: ignore[attr-defined]
+    return {state.id: index for index, state in enumerate(chart.states_map.values())}
 
 
 class Table(Checks, Guards):
     """The state of one table and the chart instance that drives it."""
 
-    def __new__(cls, deal: Deal, ruleset: Ruleset | str = DEFAULT_RULESET, *_: Any, **__: Any):
+    #: the chart class a family's table drives (each family's class names its own) and
+    #: each family's table class by it, entered as the family is defined
+    CHART: ClassVar[type[StateChart]]
+    FAMILIES: ClassVar[dict[type[StateChart], type[Table]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "CHART" in vars(cls):
+            Table.FAMILIES[cls.CHART] = cls
+
+    def __new__(
+        cls, deal: Deal, ruleset: Ruleset | str = DEFAULT_RULESET, *_: Any, **__: Any
+    ) -> Table:
         """``Table(deal, "nmjl")`` is the ruleset's own table class (its chart family's)."""
         if cls is Table:
-            cls = _ruleset(ruleset).model
+            cls = Table.FAMILIES[_ruleset(ruleset).chart]
         return super().__new__(cls)
 
     def __init__(
@@ -290,7 +302,7 @@ class Table(Checks, Guards):
             if found is None:
                 return None
             fields = found
-        return COMMAND_MODELS[name].model_validate({"seat": seat, **fields})  # type: ignore[return-value]
+        return command_of(name, {"seat": seat, **fields})
 
     # -- folding and snapshots -------------------------------------------------------------
     @classmethod
@@ -317,10 +329,11 @@ class Table(Checks, Guards):
             table._replay(events)
             return table
         chart = _ruleset(ruleset).chart
-        table = _WARM.tables.pop(chart, None)
-        if table is None:
+        kept = _WARM.tables.pop(chart, None)
+        if kept is None:
             table = cls(deal, ruleset, options, **kwargs)
         else:
+            table = kept
             table.redeal(deal, ruleset, options, **kwargs)
         table._replay(events)  # a table that raised is dropped: its chart may be mid-step
         _WARM.tables[chart] = table

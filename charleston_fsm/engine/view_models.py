@@ -250,6 +250,12 @@ class Gate(_View):
     started_at: str | None = Field(
         None, description="When a table created held was started; null otherwise."
     )
+    awaiting: list[Seat] | None = Field(
+        None,
+        description="A table created to start when all its players are there: the seats "
+        "(a person plays) that have not opened their page yet; it starts when the last "
+        "does. Null: it waits for no seat (the director, or its start time).",
+    )
 
 
 class SeatClock(Gate):
@@ -383,6 +389,12 @@ class DirectorView(_View):
     )
 
 
+class AddedTime(_View):
+    """Time the director added to a deadline, as a spectator sees it: never why."""
+
+    seconds: float = Field(description="Seconds added to this deadline so far.")
+
+
 class SpectatorDeadline(_View):
     """An awaited seat's deadline, as a spectator sees the table's clock."""
 
@@ -390,7 +402,9 @@ class SpectatorDeadline(_View):
     seconds: float = Field(description="The time it was given for it.")
     due_at: str = Field(description="ISO 8601, UTC.")
     flagged: bool = Field(description="Its time ran out and the seat was only flagged late.")
-    extended: Extension | None = Field(None, description="Time the director added, and why.")
+    extended: AddedTime | None = Field(
+        None, description="Time the director added (the director's reason is not shown)."
+    )
 
 
 class SpectatorClock(Gate):

@@ -3,21 +3,32 @@
 Tests, hypothesis properties and bot games show the chart right on samples; this package
 shows it right *everywhere* a game can go. It drives the real engine (the same
 :class:`~charleston_fsm.engine.table.Table`, chart, guards, validators and resolution the
-service runs) breadth first from a deal, trying every choice that can change the flow in
-every configuration it reaches, and checks in each (:mod:`.properties`, :mod:`.analysis`):
+service runs, through the service's own turns) breadth first from a deal, trying every
+choice that can change the flow in every configuration it reaches, and checks in each
+(:mod:`.properties`, :mod:`.analysis`):
 
 - **playable**: someone (a seat or the director) can act, or the Charleston is over; and
   each seat's ``allowed_commands`` is exactly the set of commands the chart took from it
   there (every candidate is *executed*, not asked of the probe that builds the list);
 - **terminating**: with change and withdrawal left out, the graph has no cycle; the
-  longest path from the deal is the most commands a game takes without them;
+  longest path from the deal is the most commands a game takes without them; and no
+  cycle escapes the clock's fairness (:mod:`.fairness`, a failure is a lasso);
 - **conservation**: 152 tiles, each once, the wall untouched, every hand its dealt size
   (or, in an asymmetric courtesy, a pair's total kept), no joker ever moved;
 - **secrecy**: a seat's view names only tiles it holds; what a command's events tell a
   seat names only tiles it held before or holds after; a spectator is told no tile;
-- **the clock**: what the clock's auto player would do for a seat is accepted and leads
-  where an explored move leads;
-- **the rule book's invariants**, by rule id (PASS-03, PASS-06, NMJL-10, NMJL-17, FW-05 ...).
+- **the clock**: the clock's firing for a seat, through the turn the store runs
+  (:mod:`charleston_fsm.engine.turns`, :mod:`.turn_checks`), is accepted, leads where an
+  explored move leads, starts with its ``clock_expired`` row and leaves no deadline
+  standing to fire again on the same decision;
+- **steps**: every pass row and transfer of a turn names a step the table was in;
+- **the rule book's invariants**, by rule id (PASS-03, PASS-06, NMJL-10, NMJL-17, FW-05 ...);
+- **the rule book itself** (:mod:`.rule_properties`): every accepted command does what
+  the book says it must (where the table goes, who gives what to whom, who may declare),
+  judged against the book's schedule and option values (:mod:`.rule_book`), not the
+  engine's; and the malformed choices a person can send are refused with their rule's
+  code and change nothing (:mod:`.malformed`). A failure reads as numbered steps in
+  words, with a regression test (:mod:`.traces`).
 
 Why counts stand for tiles (the abstraction, and why it is sound)
 -----------------------------------------------------------------------
@@ -53,13 +64,16 @@ joker and leaves two in the wall, so "no joker moves" is tested at every seat.
 
 The director's clock commands (pause, resume, extend, hand a seat to the bot) and his
 annotations (rulings, answers) never reach the table: ``Table.fold`` skips their rows,
-and they change the clock document only. A held or paused table withholds every seat's
+and they change the clock only. A held or paused table withholds every seat's
 command until the director resumes, which returns it to the same configuration; they
 add no configuration. The clock acting for a seat is checked as a move in its own right.
 
-Which option sets are explored is :mod:`.option_sets`'s argument.
+Which option sets are explored is :mod:`.option_sets`'s argument; where placing is free,
+received counts no move can tell apart are merged (:mod:`.reduction`, a bisimulation
+quotient); :mod:`.coverage` records the guards and rule ids an exploration exercised.
 """
 
-from .graph import Exploration, Failure, explore
+from .explored import Exploration, Failure
+from .graph import explore
 
 __all__ = ["Exploration", "Failure", "explore"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..engine.commands import COMMAND_MODELS, Command
+from ..engine.commands import COMMAND_MODELS, Command, command_of
 from ..engine.resolution import Declaration
 from ..engine.seats import SEATS, Seat
 from ..engine.steps import Step
@@ -255,7 +255,7 @@ def _seat_moves(
 
 
 def _command(name: str, seat: Seat | None, **fields: Any) -> Command:
-    return COMMAND_MODELS[name].model_validate({"seat": seat, **fields})  # type: ignore[return-value]
+    return command_of(name, {"seat": seat, **fields})
 
 
 def command_data(command: Command) -> dict[str, Any]:

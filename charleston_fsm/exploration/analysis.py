@@ -16,12 +16,11 @@ leads from it to a configuration where the Charleston is over.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
+from statemachine import StateChart
+
+from .explored import Exploration
 from .properties import Finding
-
-if TYPE_CHECKING:
-    from .graph import Exploration
 
 #: the commands whose loops the rules allow (PASS-05)
 CHOICE_LOOPS = frozenset({"change_pass", "withdraw_pass"})
@@ -96,11 +95,11 @@ def _finishing(result: Exploration) -> Iterator[tuple[int, Finding]]:
         )
 
 
-def chart_transitions(chart: type) -> list[tuple[str, str, str]]:
+def chart_transitions(chart: type[StateChart]) -> list[tuple[str, str, str]]:
     """Every transition of a chart class that changes state, as (source, target, events);
     eventless ones have no event ("")."""
     found = []
-    for state in chart.states_map.values():  # type: ignore[attr-defined]
+    for state in chart.states_map.values():
         for transition in state.transitions:
             if transition.target is None or transition.initial:
                 continue

@@ -1,10 +1,12 @@
 """Breadth-first exploration of one option set's reachable configurations.
 
 From the canonical deal the explorer tries every move (:func:`.abstraction.moves`) in
-every configuration it reaches, through :meth:`Table.execute` on a table loaded from
-the configuration's snapshot. A configuration is new when its abstract key
-(:func:`.abstraction.abstract_key`) is; each keeps the command that first reached it and
-its parent, so the breadth-first order gives the shortest command list to any of them.
+every configuration it reaches, through the turn functions the store calls
+(:mod:`charleston_fsm.engine.turns`) on a table loaded from the configuration's snapshot:
+a seat's command, and the clock's firing for a seat (:mod:`.turn_checks`). A
+configuration is new when its abstract key (:func:`.abstraction.abstract_key`) is; each
+keeps the command that first reached it and its parent, so the breadth-first order
+gives the shortest command list to any of them.
 The properties (:mod:`.properties`) are checked at each configuration and on each
 accepted command; the graph itself answers termination (:mod:`.analysis`).
 """
@@ -15,85 +17,21 @@ import json
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import clocks, views
+from ..engine import turns, views
+from ..engine.commands import parse_command
 from ..engine.errors import CharlestonError
 from ..engine.hands import HandChecker, pending_confirmation
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
-from . import properties
+from . import fairness, properties, reduction, rule_properties, turn_checks
 from .abstraction import CHANGES, abstract_key, canonical_deal, command_data, moves, turn
+from .analysis import analyse
+from .explored import Exploration, Failure
+from .malformed import Malformed
 from .properties import Finding
-
-
-@dataclass
-class Failure:
-    """A property that failed, with the shortest command list from the deal to it."""
-
-    property: str
-    rules: tuple[str, ...]
-    message: str
-    commands: list[dict[str, Any]]
-    configuration: list[str]
-
-
-@dataclass
-class Exploration:
-    """What one option set's exploration found."""
-
-    ruleset: str
-    options: dict[str, Any]
-    states: int = 0
-    transitions: int = 0
-    seconds: float = 0.0
-    final_states: int = 0
-    #: per node: its successors as (node, command name)
-    edges: list[list[tuple[int, str]]] = field(default_factory=list)
-    #: per node: (parent node, command that reached it) or None for the deal
-    parents: list[tuple[int, dict[str, Any]] | None] = field(default_factory=list)
-    configurations: list[tuple[str, ...]] = field(default_factory=list)
-    keys: dict[tuple[Any, ...], int] = field(default_factory=dict)
-    #: chart transitions (source id, target id, event) and how many explored commands
-    #: took each
-    crossings: Counter[tuple[str, str, str]] = field(default_factory=Counter)
-    failures: list[Failure] = field(default_factory=list)
-    checked: Counter[str] = field(default_factory=Counter)
-    longest_without_change: int | None = None
-    #: the nodes where the Charleston is over
-    finals: set[int] = field(default_factory=set)
-    #: per node: its distance in commands from the deal
-    depths: list[int] = field(default_factory=list)
-    #: every configuration within this many commands of the deal was explored and checked
-    #: (``None``: all of them, the exploration is complete)
-    complete_to_depth: int | None = None
-
-    @property
-    def complete(self) -> bool:
-        return self.complete_to_depth is None
-
-    def path(self, node: int) -> list[dict[str, Any]]:
-        """The commands from the deal to ``node``, shortest first found."""
-        commands: list[dict[str, Any]] = []
-        step = self.parents[node]
-        while step is not None:
-            commands.append(step[1])
-            step = self.parents[step[0]]
-        return commands[::-1]
-
-    def slim(self) -> Exploration:
-        """This result without its graph (the figures, crossings and failures stay): what
-        a worker process sends back."""
-        self.edges, self.parents, self.configurations, self.depths = [], [], [], []
-        self.keys, self.finals = {}, set()
-        return self
-
-    @property
-    def held(self) -> list[str]:
-        """The properties checked that never failed, by name."""
-        failed = {f.property for f in self.failures}
-        return sorted(p for p in self.checked if p not in failed)
+from .rule_book import Book
 
 
 class _Crossings:
@@ -118,6 +56,9 @@ def explore(
     ordered: bool = False,
     extreme_splits: bool = False,
     first_failures: int = 1,
+    stop_at_failure: bool = False,
+    reduce: bool = True,
+    on_configuration: Callable[[int, Table], None] | None = None,
 ) -> Exploration:
     """Explore every configuration of ``ruleset`` with ``options`` reachable from the
     canonical deal; check every property in each (see the package's docstring).
@@ -131,9 +72,12 @@ def explore(
     ``ordered``: one interleaving of the seats' choices (:func:`.abstraction.moves`);
     ``allowed_commands`` and the clock are then checked for the seat whose turn it is.
     ``extreme_splits``: where received tiles may be passed unplaced, only none or as many
-    as possible of them (:func:`.abstraction.canonical_tiles`).
+    as possible of them (:func:`.abstraction.canonical_tiles`). ``stop_at_failure``: stop
+    once a configuration has shown a failure (a seeded defect's test needs only the first).
+    ``reduce``: received counts no move can tell apart are one configuration
+    (:mod:`.reduction`). ``on_configuration(node, table)`` is told each new one.
     """
-    from .analysis import analyse
+    key_of = reduction.reduced_key if reduce else abstract_key
 
     started = time.perf_counter()
     deal = canonical_deal()
@@ -142,6 +86,7 @@ def explore(
     table.chart.add_listener(listener)
     table.redeal(deal, ruleset, options, hand_checker=hand_checker)  # the deal's own moves
     result = Exploration(ruleset=ruleset, options=table.options.model_dump(mode="json"))
+    result.reductions = reduction.applied(table, reduce, ordered, extreme_splits)
     snapshots: list[dict[str, Any]] = []
     failures: Counter[str] = Counter()
 
@@ -160,18 +105,27 @@ def explore(
         result.parents.append(parent)
         result.depths.append(0 if parent is None else result.depths[parent[0]] + 1)
         result.edges.append([])
+        result.clock_edges.append([])
         result.configurations.append(tuple(table.configuration))
+        if on_configuration is not None:
+            on_configuration(node, table)
         return node
 
-    add(abstract_key(table), None)
+    add(key_of(table), None)
     result.crossings.update(listener.taken)
+    book = Book.of(ruleset, options)  # what the rule book expects (rule_properties)
+    spoiled = Malformed(book, deal.wall)
+    for finding in rule_properties.at_deal(table, book):
+        fail(0, finding)
     queue = deque([0])
     expanded = 0
     while queue:
         node = queue.popleft()
         depth = result.depths[node]
-        if (max_depth is not None and depth >= max_depth) or (
-            max_states is not None and expanded >= max_states
+        if (
+            (max_depth is not None and depth >= max_depth)
+            or (max_states is not None and expanded >= max_states)
+            or (stop_at_failure and result.failures)
         ):
             # breadth first: every node of a smaller depth was expanded
             result.complete_to_depth = depth - 1
@@ -188,33 +142,29 @@ def explore(
         accepted[None] = set()
         successors: set[tuple[Any, ...]] = set()
         before_hands = {s: set(table.hand(s)) for s in SEATS}
-        explored = moves(table, ordered=ordered, extreme_splits=extreme_splits)
-        clock = _clock_moves(seat_views, full)
-        tries = [(c, False) for c in explored] + [(c, True) for c in clock]
-        # what each command did here, by its JSON: the engine is deterministic, so a
-        # command tried twice in one configuration (the clock's choice is often one of the
-        # explored moves) is answered from here instead of executed again
+        before_steps = {state for state, _ in table.active_steps()}
+        # every move first: they read the table, which the tries below move on
+        explored = list(moves(table, ordered=ordered, extreme_splits=extreme_splits))
+        armed, firings = turn_checks.firings(table, full)
+        # what each command did here, by its JSON: an explored move tried twice in one
+        # configuration is answered from here instead of executed again
         outcomes: dict[str, tuple[Any, ...] | None] = {}
         dirty = False
-        for command, by_clock in tries:
+        taken: list[dict[str, Any]] = []  # the explored moves accepted here
+        for command in explored:
             data = command_data(command)
             seen = json.dumps(data, sort_keys=True)
             if seen in outcomes:
-                known = outcomes[seen]
-                if by_clock:
-                    _judge_clock(node, command, known, successors, result, fail)
                 continue  # an explored move twice: its transition is already counted
             if dirty:
                 table.load(snapshots[node])
             confirmed = [s for s in SEATS if s in table.selections]
             listener.taken.clear()
             try:
-                events = table.execute(command)
+                done = turns.command_turn(table, None, command, turn_checks.MOMENT, 0)
             except CharlestonError:
                 dirty = False
                 outcomes[seen] = None
-                if by_clock:
-                    _judge_clock(node, command, None, successors, result, fail)
                 continue
             except Exception as exc:  # a bug in the engine: a finding, with its path
                 dirty = True
@@ -222,27 +172,50 @@ def explore(
                 fail(node, ("crash", (), message), data)
                 continue
             dirty = True
-            key = abstract_key(table)
+            events = [event for event, _ in done.rows]
+            key = key_of(table)
             outcomes[seen] = key
-            if by_clock:
-                _judge_clock(node, command, key, successors, result, fail)
-                continue
             accepted[command.seat].add(command.type)
+            taken.append(data)
             successors.add(key)
             result.transitions += 1
             result.crossings.update(listener.taken)
-            before = {"confirmed": confirmed, "actor": command.seat}
+            before: dict[str, Any] = {"confirmed": confirmed, "actor": command.seat}
+            before |= {"book": book, "snapshot": snapshots[node], "command": data}
             for finding in _transition_findings(
                 before, before_hands, events, table, result.checked
             ):
+                fail(node, finding, data)
+            result.checked["steps"] += 1
+            for finding in turn_checks.steps(before_steps, done):
                 fail(node, finding, data)
             target = result.keys.get(key)
             if target is None:
                 target = add(key, (node, data))
                 queue.append(target)
             result.edges[node].append((target, command.type))
+        for firing in firings:  # the clock acting for a seat whose deadline ran out here
+            if dirty:
+                table.load(snapshots[node])
+            dirty = True
+            try:
+                fired = turns.firing_turn(lambda: table, armed, firing, turn_checks.LATER, 0)
+            except CharlestonError:
+                table.load(snapshots[node])
+                chosen = firing.player().decide(seat_views[firing.seat])
+                _judge_clock(node, chosen, None, successors, result, fail)
+                continue
+            if fired is None or fired.command is None:
+                continue  # nothing left for the seat's player to do here
+            chosen = parse_command(dict(fired.command))
+            _judge_clock(node, chosen, key_of(table), successors, result, fail)
+            for finding in turn_checks.fired(firing, fired):
+                fail(node, finding, command_data(chosen))
         if dirty:
             table.load(snapshots[node])
+        result.checked["malformed"] += 1
+        for finding, data in spoiled.check(table, snapshots[node], taken):
+            fail(node, finding, data)
         for finding in _playable(table, seat_views, accepted, full, result.checked):
             fail(node, finding)
         if table.finished:
@@ -253,6 +226,7 @@ def explore(
     result.states = expanded
     for node, finding in analyse(result):
         fail(node, finding)
+    fairness.check(result, deal, key_of, hand_checker, Failure)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -273,25 +247,14 @@ def _judge_clock(
         fail(node, ("clock", ("SVC-10",), message), data)
         return
     result.checked["clock"] += 1
-    if key not in successors:
+    if key in successors:
+        result.clock_edges[node].append((command.seat, result.keys[key]))
+    else:
         message = (
             f"the clock's {command.type} for {command.seat} reaches a "
             "configuration no explored move reaches"
         )
         fail(node, ("clock", ("SVC-10",), message), data)
-
-
-def _clock_moves(seat_views: Mapping[Seat, dict[str, Any]], seats: set[Seat]) -> list[Any]:
-    """What the clock would do for each of ``seats`` if its deadline ran out here (the
-    auto player the service lends a seat: :func:`clocks.auto_player`)."""
-    found = []
-    for seat in SEATS:
-        if seat not in seats:
-            continue
-        command = clocks.auto_player(seat, 0).decide(seat_views[seat])
-        if command is not None:
-            found.append(command)
-    return found
 
 
 def _state_findings(
@@ -317,9 +280,13 @@ def _transition_findings(
     checked: Counter[str],
 ) -> list[Finding]:
     checked["rules"] += 1
+    checked.update(rule_properties.NAMES)
     return [
         *properties.secrecy_of_events(events, before_hands, table),
         *properties.transition_rules(before, events, table),
+        *rule_properties.transition(
+            before["snapshot"], before["command"], events, table, before["book"]
+        ),
     ]
 
 

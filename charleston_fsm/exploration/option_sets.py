@@ -24,10 +24,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.charts.four_winds import FourWindsOptions, Schedule
+from ..engine.charts.four_winds import FourWindsOptions, FourWindsTable, Schedule
 from ..engine.ruleset import get_ruleset
 from ..engine.seats import SEATS
-from ..engine.table import Table
 from .abstraction import canonical_deal
 
 #: the ``ding_dong_max`` values the bounded form explores (see the module's docstring)
@@ -70,11 +69,11 @@ def four_winds_option_sets() -> Iterator[dict[str, Any]]:
         }
 
 
-def flow_class(table: Table) -> tuple[Any, ...]:
+def flow_class(table: FourWindsTable) -> tuple[Any, ...]:
     """What of a Four Winds table's options its flow reads (the module's docstring)."""
     return (
-        table.charleston_this_round(),  # type: ignore[attr-defined]
-        table.ding_dong_this_round(),  # type: ignore[attr-defined]
+        table.charleston_this_round(),
+        table.ding_dong_this_round(),
         table.options.ding_dong_max,
         table.options.require_placing,
     )
@@ -84,7 +83,7 @@ def four_winds_classes() -> dict[tuple[Any, ...], list[dict[str, Any]]]:
     """The 648 option sets of ``four_winds`` by flow class, read from the engine's guards."""
     deal = canonical_deal()
     classes: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    table = Table(deal, "four_winds")
+    table = FourWindsTable(deal, "four_winds")
     for options in four_winds_option_sets():
         table.redeal(deal, "four_winds", options)
         classes.setdefault(flow_class(table), []).append(options)
@@ -115,11 +114,12 @@ def option_sets(ruleset: str | None = None, *, bounded: bool = False) -> list[Op
                 f"placing {'required' if placing else 'free'}]"
             )
             # exchanges, more Ding Dongs and placing left free each multiply the
-            # configurations (the figures in docs/exploration.md)
+            # configurations (the figures in docs/exploration.md; placing free by 2 once
+            # the reduction merges the received counts)
             weight = (
                 (10 if charleston else 1)
                 * (3 * maximum if ding_dong else 1)
-                * (1 if placing else 10)
+                * (1 if placing else 2)
             )
             chosen.append(
                 OptionSet(name, members[0], covers=len(members), label=label, weight=weight)

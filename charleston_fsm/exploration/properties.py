@@ -13,16 +13,18 @@ redacted events a seat or a spectator is sent (:func:`views.redact`,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..engine import spectators, views
+from ..engine.charts.four_winds import FourWindsTable
 from ..engine.charts.standard import CourtesyMode
 from ..engine.events import Event
 from ..engine.seats import SEATS, Seat
 from ..engine.steps import COURTESY_PAIRS
 from ..engine.table import Table, tiles_held
-from ..engine.tiles import TILE_COUNT, Deal, is_joker
+from ..engine.tiles import FACES, TILE_COUNT, Deal, is_joker
 
 Finding = tuple[str, tuple[str, ...], str]
 
@@ -151,12 +153,15 @@ def secrecy_of_events(
     after: Table,
 ) -> list[Finding]:
     """What a seat is sent of a command's events names only tiles it held before or holds
-    after; a spectator is sent no tile at all."""
+    after, by id and by face (a face only of a tile it holds or held: ``rule_secrecy``);
+    a spectator is sent no tile and no face at all."""
     findings: list[Finding] = []
     for seat in SEATS:
         allowed = before[seat] | set(after.hand(seat))
+        faces = {FACES[t] for t in allowed}
         for event in events:
-            shown = tile_ids(views.redact(event, seat)["payload"]) - allowed
+            payload = views.redact(event, seat)["payload"]
+            shown = tile_ids(payload) - allowed
             if shown:
                 findings.append(
                     (
@@ -166,14 +171,34 @@ def secrecy_of_events(
                         f"{sorted(shown)}",
                     )
                 )
+            named = faces_in(payload) - faces
+            if named:
+                findings.append(
+                    (
+                        "rule_secrecy",
+                        ("PASS-11",),
+                        f"{seat.label} is sent {event.type} naming faces {sorted(named)} of "
+                        "tiles it never held",
+                    )
+                )
     for event in events:
-        shown = tile_ids(spectators.redact(event)["payload"])
+        payload = spectators.redact(event)["payload"]
+        shown = tile_ids(payload)
         if shown:
             findings.append(
                 (
                     "secrecy",
                     ("SVC-16",),
                     f"a spectator is sent {event.type} naming tiles {sorted(shown)}",
+                )
+            )
+        named = faces_in(payload)
+        if named:
+            findings.append(
+                (
+                    "rule_secrecy",
+                    ("SVC-16",),
+                    f"a spectator is sent {event.type} naming faces {sorted(named)}",
                 )
             )
     return findings
@@ -235,9 +260,39 @@ def transition_rules(
                 findings.append(
                     ("rules", ("NMJL-10",), "the Second Right ended the Charleston, tiles moved")
                 )
-    maximum = getattr(after.options, "ding_dong_max", None)
-    if maximum is not None and getattr(after, "ding_dongs", 0) > maximum:
+    if isinstance(after, FourWindsTable) and after.ding_dongs > after.options.ding_dong_max:
         findings.append(
-            ("rules", ("FW-05",), f"{after.ding_dongs} Ding Dongs, more than {maximum}")  # type: ignore[attr-defined]
+            (
+                "rules",
+                ("FW-05",),
+                f"{after.ding_dongs} Ding Dongs, more than {after.options.ding_dong_max}",
+            )
         )
     return findings
+
+
+# -- faces (the secrecy of events reads them) -----------------------------------------------
+
+_FACES = frozenset(FACES)
+_WRITTEN = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _FACES), key=len)[::-1]) + r")#")
+
+
+def faces_in(data: Any, found: set[str] | None = None) -> set[str]:
+    """Every tile face named in JSON-ready ``data``: a ``face`` field, a string that is a
+    face, or a face written with its id (``5B#17``) inside a text."""
+    found = set() if found is None else found
+    if isinstance(data, dict):
+        face = data.get("face")
+        if isinstance(face, str):
+            found.add(face)
+        for value in data.values():
+            faces_in(value, found)
+    elif isinstance(data, list):
+        for item in data:
+            faces_in(item, found)
+    elif isinstance(data, str):
+        if data in _FACES:
+            found.add(data)
+        elif "#" in data:
+            found.update(_WRITTEN.findall(data))
+    return found

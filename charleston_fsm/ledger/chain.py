@@ -2,7 +2,8 @@
 
 Each row's hash seals the row before it (:func:`~.hashing.row_hash`); the writers make
 every row of a write here, before anything is sent, and verify re-hashes them the same
-way. The events whose rows name the pass they belong to are listed here too.
+way. The events whose rows name the pass they belong to (the engine's
+``PASS_COMMAND_EVENTS``) are named here too.
 """
 
 from __future__ import annotations
@@ -11,13 +12,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..engine.events import Event
+from ..engine.events import PASS_COMMAND_EVENTS, Event
 from .hashing import row_hash
 
-#: the events of a seat's pass command: their row names the step the seat answered
-PASS_COMMAND_EVENTS = frozenset(
-    {"pass_confirmed", "pass_changed", "pass_withdrawn", "ding_dong_given"}
-)
+__all__ = ["PASS_COMMAND_EVENTS", "chained_rows", "event_row"]
 
 
 def event_row(
@@ -32,7 +30,7 @@ def event_row(
     prev_hash: str,
 ) -> dict[str, Any]:
     """One events row, its hash sealing ``prev_hash``."""
-    fields = {
+    fields: dict[str, Any] = {
         "game_id": game_id,
         "seq": seq,
         "type": type_,

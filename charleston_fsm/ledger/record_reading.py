@@ -196,7 +196,7 @@ def field_problems(line: dict[str, Any], kind: str) -> tuple[list[str], list[str
         value = line[name]
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             wrong.append(f"{name} is {json_name(value)}")
-        elif name in _TIMES and not _is_time(value):
+        elif name in _TIMES and not (isinstance(value, str) and _is_time(value)):
             wrong.append(f"{name} is not a UTC time like 2026-11-21T07:30:27.123456Z")
     return wrong, sorted(set(line) - set(fields))
 

@@ -136,7 +136,7 @@ def check_game(
     anchor_findings = list(_anchors(record, anchors, key, "stored"))
     seal = None if replay or findings or anchor_findings else sealed_head(record, anchors, key)
     digest_ = None
-    if seal is None:
+    if seal is None or seal.replay_digest is None:  # sealed_head's anchor always has one
         snapshot, finished, replay_findings = _replay(record)
         if snapshot is not None:
             digest_ = replay_digest(snapshot)

@@ -9,6 +9,9 @@ this attempt) and ``webhook-signature``, over the bytes ``{id}.{timestamp}.{body
 - ``v1a,<base64 Ed25519 signature>`` with the service's record key, whose public half
   is ``GET /v1/anchor-key`` (``ledger/record.py``): the receiver holds no secret.
 
+After a secret's rotation the header holds two ``v1`` signatures, space-separated (the
+new secret's, then the replaced one's) until the grace ends.
+
 :func:`verify` is the receiver's side (``charleston-fsm webhooks verify`` and the
 example receiver use it): the signature, and the timestamp within a tolerance (a
 captured delivery replayed later is refused).
@@ -59,14 +62,25 @@ def sign(
 
 
 def headers(
-    msg_id: str, body: bytes, *, secret: str | None, key: AnchorKey | None, now: float | None = None
+    msg_id: str,
+    body: bytes,
+    *,
+    secret: str | None,
+    key: AnchorKey | None,
+    previous: str | None = None,
+    now: float | None = None,
 ) -> dict[str, str]:
-    """The three Standard Webhooks headers of one attempt."""
+    """The three Standard Webhooks headers of one attempt. ``previous``: a rotated-out
+    secret in its grace, whose ``v1`` signature follows the current one's (space-separated,
+    as the standard has it: a receiver holding either secret verifies)."""
     timestamp = int(now if now is not None else time.time())
+    signature = sign(msg_id, timestamp, body, secret=secret, key=key)
+    if previous is not None:
+        signature += " " + sign(msg_id, timestamp, body, secret=previous, key=None)
     return {
         "webhook-id": msg_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": sign(msg_id, timestamp, body, secret=secret, key=key),
+        "webhook-signature": signature,
     }
 
 

@@ -52,7 +52,10 @@ RULES: tuple[Rule, ...] = (
         "command id names one command, so a retry with the same id is answered, not repeated.",
         EVERY,
         decision=DECIDED,
-        fact="charleston_fsm.store: the one write path (store/writes.py, store/append.py)",
+        fact=(
+            "charleston_fsm.store: the one write path "
+            "(store/games/writes.py, store/games/append.py)"
+        ),
     ),
     Rule(
         "SVC-07",
@@ -70,7 +73,7 @@ RULES: tuple[Rule, ...] = (
         EVERY,
         decision=DECIDED
         + " Tamper evidence: the hash chain, the recorded head and signed anchors.",
-        fact="charleston_fsm.store: verify and quarantine (store/tamper.py)",
+        fact="charleston_fsm.store: verify and quarantine (store/evidence/tamper.py)",
     ),
     Rule(
         "SVC-09",
@@ -78,7 +81,7 @@ RULES: tuple[Rule, ...] = (
         "round's own director token lists them, and each table keeps its own tokens.",
         EVERY,
         decision=DECIDED + " A bad table names its number, and no table of the round is made.",
-        fact="charleston_fsm.store: Rounds.create_round (store/rounds.py)",
+        fact="charleston_fsm.store: Rounds.create_round (store/rounds/rounds.py)",
     ),
     Rule(
         "SVC-10",
@@ -88,7 +91,7 @@ RULES: tuple[Rule, ...] = (
         EVERY,
         decision=DECIDED + " Clocks are off unless a game is created with them.",
         fact="charleston_fsm.engine.clocks, the store's clock worker and clock writer "
-        "(store/clock_worker.py, Writes.act_for_seat)",
+        "(store/games/clock_worker.py, Writes.act_for_seat)",
     ),
     Rule(
         "SVC-11",
@@ -103,10 +106,14 @@ RULES: tuple[Rule, ...] = (
         "SVC-12",
         "A game or round created held waits for its director: seats see their racks, but "
         "no clock runs and no command is taken until the director starts it, or its start "
-        "time comes; a round's tables start in the same instant, each exactly once.",
+        "time comes, or (a single game created so) every seat a person plays has opened "
+        "its page; a round's tables start in the same instant, each exactly once.",
         EVERY,
         decision=DECIDED + " Games start at creation unless created held.",
-        fact="charleston_fsm.engine.time_control, the clock worker's start (store/clock_worker.py)",
+        fact=(
+            "charleston_fsm.engine.time_control, the clock worker's start "
+            "(store/games/clock_worker.py)"
+        ),
     ),
     Rule(
         "SVC-13",
@@ -123,7 +130,7 @@ RULES: tuple[Rule, ...] = (
         "of its own; who sat each seat when is recorded.",
         EVERY,
         decision=DECIDED,
-        fact="charleston_fsm.engine.seating, the credentials (store/credentials.py)",
+        fact="charleston_fsm.engine.seating, the credentials (store/rounds/credentials.py)",
     ),
     Rule(
         "SVC-15",

@@ -10,9 +10,10 @@ from ..ledger.errors import EventNotFound
 from ..ledger.hashing import hash_token
 from ..ledger.rows import StoredEvent
 from ..ledger.verify import Finding, Verification
-from .audit import AuditReport, Confirmation, PassAudit, Transfer
-from .bots import play_bots
-from .connection_budget import ConnectionBudget
+from .database.connection_budget import ConnectionBudget
+from .database.notices import CHANNEL as NOTIFY_CHANNEL
+from .database.schema import SchemaState, SchemaStatus, alembic_config
+from .database.urls import DEFAULT_URL, ENV_VAR, resolve_url
 from .errors import (
     CommandIdConflict,
     Conflict,
@@ -29,12 +30,12 @@ from .errors import (
     StoreError,
     StoreUnavailable,
 )
+from .evidence.audit import AuditReport, Confirmation, PassAudit, Transfer
 from .game_store import GameStore
-from .notices import CHANNEL as NOTIFY_CHANNEL
-from .results import ExecuteResult, GameSummary
-from .rounds import MAX_TABLES, RoundListing, RoundTable, check_round_size
-from .schema import SchemaState, SchemaStatus, alembic_config
-from .urls import DEFAULT_URL, ENV_VAR, resolve_url
+from .games.bots import play_bots
+from .games.new_game import NewGame
+from .games.results import ExecuteResult, GameSummary
+from .rounds.rounds import MAX_TABLES, RoundListing, RoundTable, check_round_size
 
 __all__ = [
     "ANCHOR_EVERY",
@@ -59,6 +60,7 @@ __all__ = [
     "InvalidGameSetup",
     "InvalidOrganiser",
     "InvalidRound",
+    "NewGame",
     "OrganiserNotFound",
     "OutcomeUnknown",
     "PassAudit",

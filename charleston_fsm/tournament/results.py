@@ -1,5 +1,6 @@
 """A round's results for the tournament's books: per table its end, late seats, who sat
-each seat when (a person, a substitute, the bot), rulings and verdicts, as JSON or CSV
+each seat when (a person, a substitute, the bot: names and the platform's player ids),
+rulings and verdicts, as JSON or CSV
 (no tiles: a spreadsheet is shared more widely than a desk)."""
 
 from __future__ import annotations
@@ -8,11 +9,14 @@ import csv
 import io
 from typing import Any
 
+from ..engine.seats import SEATS
+
 COLUMNS = (
     "table",
     "game_id",
     "label",
     "players",
+    "player_ids",
     "finished",
     "finished_at",
     "ending",
@@ -25,6 +29,17 @@ COLUMNS = (
 )
 
 
+def table_heading(row: Any, labels: list[str]) -> dict[str, Any]:
+    """What names one table of a round's listing in every report of the round (results,
+    a duplicate round's comparison): its number, game, label and who sits each seat."""
+    return {
+        "table": row.table,
+        "game_id": row.game_id,
+        "label": labels[row.table - 1] if row.table - 1 < len(labels) else None,
+        "players": dict(row.players or {}),
+    }
+
+
 def round_results(store: Any, round_id: str) -> dict[str, Any]:
     """Every table of the round with what its audit says (quarantined tables: the listing)."""
     listing = store.rounds.round_listing(round_id)
@@ -32,10 +47,8 @@ def round_results(store: Any, round_id: str) -> dict[str, Any]:
     tables = []
     for row in listing.tables:
         entry: dict[str, Any] = {
-            "table": row.table,
-            "game_id": row.game_id,
-            "label": labels[row.table - 1] if row.table - 1 < len(labels) else None,
-            "players": dict(row.players or {}),
+            **table_heading(row, labels),
+            "player_ids": {},
             "finished": row.finished,
             "finished_at": None,
             "ending": row.ending,
@@ -48,11 +61,19 @@ def round_results(store: Any, round_id: str) -> dict[str, Any]:
         }
         if not row.quarantined:
             audit = store.auditor.audit(row.game_id)
+            entry["player_ids"] = {
+                seat: entries[-1]["player_id"]
+                for seat, entries in audit.seating.items()
+                if entries[-1].get("player_id")
+            }
             if audit.ended and row.finished:
                 entry["finished_at"] = audit.ended["at"]
             entry["seats"] = {
                 seat: [
-                    {k: e[k] for k in ("seq", "at", "by", "label", "token_replaced")}
+                    {
+                        k: e.get(k)
+                        for k in ("seq", "at", "by", "name", "player_id", "label", "token_replaced")
+                    }
                     for e in entries
                 ]
                 for seat, entries in audit.seating.items()
@@ -83,7 +104,8 @@ def results_csv(results: dict[str, Any]) -> str:
                 t["table"],
                 t["game_id"],
                 t["label"] or "",
-                "; ".join(f"{s.capitalize()} {n}" for s, n in t.get("players", {}).items()),
+                _by_seat(t.get("players") or {}),
+                _by_seat(t.get("player_ids") or {}),
                 "yes" if t["finished"] else "no",
                 t["finished_at"] or "",
                 t.get("ending") or "",
@@ -98,13 +120,24 @@ def results_csv(results: dict[str, Any]) -> str:
     return out.getvalue()
 
 
+def _by_seat(values: dict[str, Any]) -> str:
+    """``East Ann; South Bea``: in the seats' order (a database may keep a map's keys in
+    another)."""
+    return "; ".join(f"{s.label} {values[s.value]}" for s in SEATS if values.get(s.value))
+
+
 def _seats(seats: dict[str, list[dict[str, Any]]]) -> str:
-    """Who sat each seat, in turn: ``east: Ann; north: Bo, then bot at seq 40``."""
+    """Who sat each seat, in turn: ``east: Ann; north: Bo [p-7], then bot from seq 40``
+    (a person by name, else the director's label; their player id in brackets)."""
     parts = []
-    for seat, entries in seats.items():
+    for seat in [s.value for s in SEATS if s.value in seats]:
+        entries = seats[seat]
         names = []
         for e in entries:
-            who = "bot" if e["by"] == "bot" else (e["label"] or "player")
+            person = e.get("name") or e["label"] or "player"
+            if e.get("player_id"):
+                person += f" [{e['player_id']}]"
+            who = "bot" if e["by"] == "bot" else person
             names.append(who if e["seq"] == 1 else f"{who} from seq {e['seq']}")
         parts.append(f"{seat}: {', then '.join(names)}")
     return "; ".join(parts)

@@ -36,9 +36,13 @@ refusals that name it; other marked functions; or the module that keeps it as a 
 
 Beyond the tests, `charleston-fsm check` explores every configuration a game can reach
 through the real engine and checks in each that someone can act, that the game ends,
-that no tile is lost or seen where it may not be, and the invariants of PASS-03, PASS-06,
-PASS-07, PASS-11, NMJL-10, NMJL-17, FW-05 and FW-06: what it proves, for which option
-sets, and the size of each ruleset's state space are in docs/exploration.md.
+that no tile is lost or seen where it may not be, and, on every command it takes, the
+rules a transition can break, each by its id: where the table goes next, every
+transfer's giver, receiver and count, the votes and the late objection's window, the
+courtesy counts, who may declare and when, placing first, no joker, no face of another
+seat's tile; malformed choices (a joker, a tile not held, another seat's tile, the wrong
+count) must be refused with their rule's code. What it proves, for which option sets,
+and the size of each ruleset's state space are in docs/exploration.md.
 """
 
 

@@ -21,6 +21,7 @@ from statemachine import StateChart
 
 from ..engine.errors import CharlestonError
 from ..engine.rulesets import RULESETS
+from ..engine.table import Table
 from ..rulebook import RULES, Rule
 
 Kind = Literal["transition", "state", "refusal", "function", "fact"]
@@ -72,7 +73,7 @@ def rules_of(obj: Any) -> tuple[str, ...]:
 # -- the chart ---------------------------------------------------------------------------
 def _charts() -> dict[type[StateChart], type]:
     """Each chart class once, with the domain model class whose methods it calls."""
-    return {ruleset.chart: ruleset.model for ruleset in RULESETS.values()}
+    return {ruleset.chart: Table.FAMILIES[ruleset.chart] for ruleset in RULESETS.values()}
 
 
 def _event(transition: Any) -> str | None:
@@ -138,8 +139,8 @@ def _chart_enforcement() -> dict[str, list[Enforcement]]:
             sources, methods = commands.setdefault((use.rule_id, use.event), ([], []))
             sources.append(use.source)
             methods.extend(m for m in use.methods if m not in methods)
-        for (rule_id, methods), arrows in moving.items():
-            text = "; ".join(arrows) + f" ({', '.join(methods)})"
+        for (rule_id, names), arrows in moving.items():
+            text = "; ".join(arrows) + f" ({', '.join(names)})"
             found.setdefault(rule_id, []).append(Enforcement("transition", text))
         for (rule_id, event), (sources, methods) in commands.items():
             where = (

@@ -2,7 +2,7 @@
 
 ``feed``: one row per lifecycle entry, written in the transaction of the rows that caused
 it; ``position`` is given after the commit by the one sequencer of PostgreSQL
-(``store/feed.py``), NULL until then (and always on SQLite, where ``id`` is the order).
+(``store/platform/feed.py``), NULL until then (and always on SQLite, where ``id`` is the order).
 ``webhook_endpoints``: where a platform (``organiser_id`` NULL) or an organiser receives
 entries. ``webhook_outbox``: one row per endpoint and entry, written with the entry;
 ``webhook_attempts``: the delivery log.

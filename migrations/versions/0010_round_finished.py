@@ -2,7 +2,7 @@
 
 ``rounds.tables``: how many tables the round was created with (its games, fixed at
 creation). ``rounds.finished_tables``: raised by one by the write that finishes one of its
-games, in that write's statement (``store/feed.py``, ``RoundFinished``); the write that
+games, in that write's statement (``store/platform/feed.py``, ``RoundFinished``); the write that
 raises it to ``tables`` records the round's ``round.finished`` feed entry. The row's lock
 serialises two writes finishing the last two tables at once, so exactly one of them sees
 the count reach ``tables``. Existing rounds get both counts from their games (a round

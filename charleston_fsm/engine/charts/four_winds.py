@@ -185,6 +185,7 @@ class FourWindsTable(Table):
 
     options: FourWindsOptions
 
+    CHART: ClassVar[type[StateChart]] = FourWindsCharleston
     NO_BLIND_PASS_RULE: ClassVar[str] = "FW-02"
     NOT_NOW_HINTS: ClassVar[dict[str, str]] = {
         "request_ding_dong": (

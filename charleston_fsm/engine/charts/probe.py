@@ -57,7 +57,7 @@ def _leaves(chart: StateChart) -> tuple[str, ...]:
 @cache
 def _candidates(chart_class: type[StateChart], leaves: tuple[str, ...], event: str) -> Candidates:
     """The transitions :func:`_first_match` tries for ``event`` from ``leaves``."""
-    by_id = {state.id: state for state in chart_class.states_map.values()}  # type: ignore[attr-defined]
+    by_id = {state.id: state for state in chart_class.states_map.values()}
     return tuple(
         tuple(
             (depth, transition)

@@ -3,6 +3,7 @@
 // the view's phase (one function per phase); the table page hands in how to send.
 
 import { $, element } from "./dom.js";
+import { passOnce, startsWhen } from "./clock.js";
 import { focusTile } from "./rack.js";
 import { nameOf, state } from "./table_state.js";
 import { SEATS, faceName, placeOf, title } from "./tiles.js";
@@ -79,7 +80,7 @@ const passCount = () => state.lifted.size + state.blind;
 /** Why the pass cannot be confirmed yet, in words; "" when it can. */
 function passBlocker(v) {
   const step = v.step;
-  if (v.clock?.held) return "The table has not started: lift your tiles now; you pass once the director starts it.";
+  if (v.clock?.held) return `The table has not started: lift your tiles now; you pass once ${passOnce(v.clock)}.`;
   if (v.clock?.bot) return "The service's bot plays your seat now.";
   if (v.must_place_first) return "Place the received tiles in your rack before the next pass.";
   const passable = new Set(step.passable);
@@ -128,7 +129,7 @@ export function renderActions(v) {
     row(button("place-all", "Place all", io.placeAll, { disabled: !can.has("place_tiles") }), note("or place them one at a time."));
   }
   if (!box.children.length && !v.game.finished) {
-    const waiting = v.clock?.held ? "Waiting for the director to start the table."
+    const waiting = v.clock?.held ? `Waiting for the table to start: ${startsWhen(v.clock)}.`
       : v.clock?.bot ? "The service's bot plays your seat." : "Waiting for the others…";
     row(note(waiting));
   }

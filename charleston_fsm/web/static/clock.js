@@ -3,6 +3,7 @@
 // ran late earlier keeps a quiet note, never in the countdown's place.
 
 import { $ } from "./dom.js";
+import { fullName } from "./table_state.js";
 
 let say = () => {};
 
@@ -29,14 +30,37 @@ function renderGate(c) {
   if (!gate) return;
   let text = "";
   if (c?.held) {
-    text = c.start_at
-      ? `The table has not started: it starts at ${new Date(c.start_at).toLocaleTimeString([], { hour12: false })}. Look at your rack and lift tiles meanwhile.`
-      : "The table has not started: the director starts it. Look at your rack and lift tiles meanwhile.";
+    text = `The table has not started: ${startsWhen(c)}. Look at your rack and lift tiles meanwhile.`;
   } else if (c?.bot) {
     text = "The service's bot plays your seat now (the director handed it over); ask the director to hand it back.";
   }
   gate.hidden = !text;
   if (gate.textContent !== text) gate.textContent = text;
+}
+
+const clockTime = (at) => new Date(at).toLocaleTimeString([], { hour12: false });
+
+/** How a held table starts, in words: at its time (with the time), once every player
+ * has opened their link (with who is still missing), or when the director starts it. */
+export function startsWhen(c) {
+  if (c.start_at) return `it starts by itself at ${clockTime(c.start_at)}`;
+  if (c.awaiting) {
+    const missing = c.awaiting.map(fullName);
+    return missing.length
+      ? `it starts by itself once all four players have opened their links; still missing: ${missing.join(", ")}`
+      : "it starts now: every player is here";
+  }
+  return "the director starts it from the desk";
+}
+
+/** When a held seat may pass, in words: "you pass once …". */
+export function passOnce(c) {
+  if (c.start_at) return `it starts at ${clockTime(c.start_at)}`;
+  if (c.awaiting) {
+    const missing = c.awaiting.map(fullName);
+    return `all four players have opened their links${missing.length ? ` (still missing: ${missing.join(", ")})` : ""}`;
+  }
+  return "the director starts it";
 }
 
 export function renderClock(c) {
@@ -50,6 +74,8 @@ export function renderClock(c) {
     note.textContent = note.hidden ? "" : "You ran out of time earlier in this game; the director sees it.";
   }
   el.hidden = !timed || !(due || c.paused);
+  const dock = $("countdown-dock");
+  if (dock) dock.hidden = el.hidden;
   if (el.hidden) return;
   const left = due ? Math.max(0, Math.ceil((due - Date.now()) / 1000)) : null;
   let text;
@@ -70,6 +96,9 @@ export function renderClock(c) {
       say(`${left} seconds left ${KIND_WORDS[c.kind] ?? ""}.`);
     }
   }
-  el.dataset.state = state;
-  if (el.textContent !== text) el.textContent = text;
+  for (const shown of [el, dock]) {
+    if (!shown) continue;
+    shown.dataset.state = state;
+    if (shown.textContent !== text) shown.textContent = text;
+  }
 }

@@ -141,11 +141,17 @@ function renderSeats(view) {
   }
 }
 
+/** How the bots of a table with no clock play, in words ("" when no bot plays). */
+function botPace(clock) {
+  if (!clock?.bots?.length) return "";
+  return clock.pace ? ` (its bots think about ${clock.pace} s over each move)` : " (its bots act at once)";
+}
+
 function renderTools(view) {
   const g = view.game;
   const clock = view.clock;
   const timed = clock && clock.options;
-  $("clock-state").textContent = !timed ? "This game has no clock (bots act at once)." : clock.paused ? "The clock is paused." : "The clock is running.";
+  $("clock-state").textContent = !timed ? `This game has no clock${botPace(clock)}.` : clock.paused ? "The clock is paused." : "The clock is running.";
   $("pause").hidden = !timed || clock.paused;
   $("resume").hidden = !timed || !clock.paused;
   $("close-ding-dong").hidden = !(g.ding_dong && !g.ding_dong.closed && !g.finished);

@@ -16,14 +16,23 @@ const io = {};
 export function renderRoundTools(view) {
   const clock = view.clock;
   const g = view.game;
-  $("gate-state").textContent = clock?.held
-    ? clock.start_at ? `Held: the table starts at ${clockTime(clock.start_at)}, or when you start it.` : "Held: no clock runs and no seat passes until you start the table."
+  $("gate-state").textContent = clock?.held ? heldText(clock)
     : clock?.started_at ? `Started at ${clockTime(clock.started_at)}.` : "";
   $("start-table").hidden = !clock?.held;
   const timed = Boolean(clock?.options) && !g.finished;
   $("extend-form").hidden = !timed;
   renderCalls(clock?.calls || {});
   renderSeatsInHand(clock, g.finished);
+}
+
+/** A held table's gate in words: its start time, the players it still waits for, or you. */
+function heldText(clock) {
+  if (clock.start_at) return `Held: the table starts at ${clockTime(clock.start_at)}, or when you start it.`;
+  if (clock.awaiting) {
+    const missing = clock.awaiting.map((s) => io.seatName(s)).join(", ");
+    return `Held: the table starts once every player has opened their link (still missing: ${missing || "nobody"}), or when you start it.`;
+  }
+  return "Held: no clock runs and no seat passes until you start the table.";
 }
 
 const callText = (seat, call) => {
@@ -144,11 +153,19 @@ export function wireRoundTools(desk) {
     event.preventDefault();
     const seat = $("substitute-seat").value;
     const label = $("substitute-label").value.trim();
-    if (!(await confirmAct(`Give ${io.seatName(seat)} a new link for a substitute? The seat's old link stops working at once, everywhere.`, "Give a new link"))) return;
+    const name = $("substitute-name").value.trim();
+    const playerId = $("substitute-player-id").value.trim();
+    const body = { deadline: $("substitute-deadline").value };
+    if (label) body.label = label;
+    if (name) body.name = name;
+    if (playerId) body.player_id = playerId;
+    const before = io.seatName(seat);
+    const taker = name || "the substitute";
+    if (!(await confirmAct(`Give ${before} a new link for ${taker}? The seat's old link stops working at once, everywhere, and the seat is ${name ? `called ${name}` : "called by its wind"} from now on.`, "Give a new link"))) return;
     try {
-      const answer = await io.api.command(label ? { label } : {}, `/seats/${seat}/token`);
-      showOnce($("substitute-link"), `${io.seatName(seat)}'s new link, shown once: hand it to ${label || "the substitute"}.`, answer.link);
-      $("substitute-label").value = "";
+      const answer = await io.api.command(body, `/seats/${seat}/token`);
+      showOnce($("substitute-link"), `${before}'s new link, shown once: hand it to ${name || label || "the substitute"}.`, answer.link);
+      for (const id of ["substitute-label", "substitute-name", "substitute-player-id"]) $(id).value = "";
       io.say(`${io.seatName(seat)} has a new link; the old one opens nothing now.`);
       await io.refresh();
     } catch (error) {
@@ -157,12 +174,17 @@ export function wireRoundTools(desk) {
   });
   $("spectator-form").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const delay = Number($("spectator-delay").value);
-    if (!Number.isInteger(delay) || delay < 0 || delay > 3600) return io.say("Give the delay in whole seconds, 0 to 3600.", "error");
-    if (!(await confirmAct("Issue a new spectator link? The table's old spectator link stops working.", "Issue it"))) return;
+    const live = $("spectator-live").checked;
+    const typed = $("spectator-delay").value.trim();
+    const delay = Number(typed);
+    if (typed && (!Number.isInteger(delay) || delay < 0 || delay > 3600)) return io.say("Give the delay in whole seconds, 0 to 3600, or leave it empty for the round's.", "error");
+    if (live && typed && delay) return io.say("A live link has no delay: empty the seconds, or untick live.", "error");
+    const what = live ? "a live spectator link (the table as it happens, the round's delay set aside)" : "a new spectator link";
+    if (!(await confirmAct(`Issue ${what}? The table's old spectator link stops working.`, "Issue it"))) return;
     try {
-      const answer = await io.api.command({ delay }, "/spectator");
-      showOnce($("spectator-link"), `The spectator link (${delay ? `${duration(delay)} behind` : "live"}), shown once:`, answer.link);
+      const body = live ? { live: true } : typed ? { delay } : {};
+      const answer = await io.api.command(body, "/spectator");
+      showOnce($("spectator-link"), `The spectator link (${answer.live ? "live" : `${duration(answer.delay)} behind`}), shown once:`, answer.link);
       await io.refresh();
     } catch (error) {
       io.fail(error);

@@ -13,7 +13,14 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
  * words (the view's, said by the last end row: the record's reason alone says "all
  * passes complete" after a stop; it stays on that row's details line). Returns {seq,
  * kind, text, ids} per row. */
-export function storyOf(events, faces, name, stateName, ending = null) {
+export function storyOf(events, faces, current, stateName, ending = null) {
+  // each row names a seat's player of its moment: the deal's, then each substitute's
+  const then = new Map();
+  const name = (seat) => {
+    if (!then.has(seat)) return current(seat);
+    const given = then.get(seat);
+    return given ? `${given} (${title(seat)})` : title(seat);
+  };
   const lastEnd = events.findLast((e) => e.type === "charleston_ended")?.seq;
   const face = (id) => faceName(faces.get(id) || "?");
   const tiles = (ids) => joined((ids || []).map(face)) || "no tile";
@@ -21,7 +28,9 @@ export function storyOf(events, faces, name, stateName, ending = null) {
   const out = [];
   for (const e of events) {
     const p = e.payload || {};
-    const who = e.seat ? name(e.seat) : "";
+    if (e.type === "game_created") for (const seat of ["east", "south", "west", "north"]) then.set(seat, p.players?.[seat] || null);
+    const who = e.seat ? name(e.seat) : ""; // a substitute replaces the player named here
+    if (e.type === "seat_taken" && p.token_replaced) then.set(e.seat, p.name || null);
     let text = "";
     let kind = "row";
     let ids = [];
@@ -104,7 +113,11 @@ export function storyOf(events, faces, name, stateName, ending = null) {
         kind = "clock";
         break;
       case "game_started":
-        text = `The table started ${p.scheduled ? "at its start time" : p.round ? "with the whole round" : "when the director started it"} (held ${duration(p.held_seconds || 0)}).`;
+        text = `The table started ${p.scheduled ? "at its start time" : p.seated ? "once every player had opened their link" : p.round ? "with the whole round" : "when the director started it"} (held ${duration(p.held_seconds || 0)}).`;
+        kind = "clock";
+        break;
+      case "seat_arrived":
+        text = `${who} opened their link${p.waiting?.length ? ` (still awaited: ${p.waiting.map(title).join(", ")})` : ""}.`;
         kind = "clock";
         break;
       case "time_extended":
@@ -114,7 +127,7 @@ export function storyOf(events, faces, name, stateName, ending = null) {
       case "seat_taken":
         text = p.by === "bot"
           ? `The director handed ${who} to the service's bot.`
-          : `${p.label || "A person"} plays ${who} now${p.token_replaced ? ", with a new link (the old one opens nothing)" : ""}.`;
+          : `${(p.token_replaced ? p.name : null) || p.label || "A person"} plays ${who} now${p.token_replaced ? `, with a new link (the old one opens nothing)${p.name && p.label ? `; ${p.label}` : ""}${p.player_id ? `; player id ${p.player_id}` : ""}${p.deadline === "kept" ? "; the seat's time left kept" : ""}` : ""}.`;
         kind = "ruling";
         break;
       case "director_called":

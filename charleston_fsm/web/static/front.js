@@ -86,6 +86,12 @@ function chosenClock() {
   return { ...clock, on_expiry: $("clock-expiry").value };
 }
 
+const START_WORDS = {
+  all_present: "It starts by itself once every player has opened their link (a seat a bot plays needs none); until then they see their racks.",
+  held: "It is held: start it from the director's desk (\"Start the table\") when everyone is ready; until then the players see their racks.",
+  now: "It has started: the clock (if any) and the bots run from now.",
+};
+
 function say(text, kind = "error") {
   $("message").textContent = text;
   $("message").dataset.kind = kind;
@@ -105,7 +111,15 @@ async function create(event) {
   const bots = SEATS.filter((s) => $(`bot-${s}`).checked);
   const request = { ruleset: $("ruleset").value, options: chosenOptions(), bots };
   if (Object.keys(players).length) request.players = players;
-  if ($("seed").value !== "") request.seed = Number($("seed").value);
+  const seed = $("seed").value.trim();
+  if (seed !== "" && !/^[0-9]{1,19}$/.test(seed)) {
+    say("Not created: the deal number is digits only (up to 19), or blank for a random deal.");
+    $("seed").focus();
+    return;
+  }
+  // as text: a deal number may pass 2^53, past what a JavaScript number holds exactly
+  if (seed !== "") request.seed = seed;
+  request.start = document.querySelector('input[name="start"]:checked')?.value ?? "all_present";
   const clock = chosenClock();
   if (clock) request.clock = clock;
   if (bots.length && $("bot-pace").value !== "") request.bot_pace = Number($("bot-pace").value);
@@ -130,7 +144,11 @@ async function create(event) {
   }));
   links.push({ text: "Director's desk", href: `/desk/${id}#token=${body.tokens.director}`, note: "" });
   showLinks($("links"), links);
+  $("created-start").textContent = START_WORDS[request.start] ?? "";
   $("created").hidden = false;
+  // the answer fills a card below the form: bring it into view and to the keyboard
+  $("created").focus({ preventScroll: true });
+  $("created").scrollIntoView({ block: "start" });
   shownNow = body.game_id;
   const games = remembered();
   games.unshift({ game_id: body.game_id, ruleset: request.ruleset, created: new Date().toISOString(), links });

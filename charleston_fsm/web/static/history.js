@@ -29,6 +29,7 @@ export class History {
     this.lastPass = null;
     this.dropped = null; // a late objection that dropped this seat's confirmed pass
     this.lastVerdict = null; // the director's last verdict on East's hand, with its reason
+    this.takeover = null; // the greeting of a substitute: this seat's newest hand-over to a person
     this.seen = 0;
   }
 
@@ -120,7 +121,8 @@ export class History {
         return entry("clock", "The director resumed the clock.");
       case "ruling_recorded": {
         const about = who ? ` about ${name(who)}` : "";
-        return entry("ruling", `The director recorded a ${p.kind || "ruling"}${about}${p.text ? `: ${p.text}` : ""}.`);
+        const words = p.text ? `: ${p.text}` : "";
+        return entry("ruling", `The director recorded a ${p.kind || "ruling"}${about}${words}${/[.!?…]$/.test(words) ? "" : "."}`);
       }
       case "declaration_judged": {
         this.lastVerdict = { kind: p.kind, verdict: p.verdict, text: p.text };
@@ -157,8 +159,14 @@ export class History {
         return entry("dingdong", "The Ding Dong window closed.");
       case "pass_withdrawn":
         return mine ? entry("pass", "You withdrew your pass.") : [];
-      case "game_started":
+      case "game_started": {
+        const at = p.at ? new Date(p.at).toLocaleTimeString([], { hour12: false }) : "";
+        if (p.scheduled) return entry("clock", `The table started at its start time, ${at}: the clock runs from then.`);
+        if (p.seated) return entry("clock", `Every player has opened their link: the table started at ${at}; the clock runs from then.`);
         return entry("clock", "The director started the table: the clock runs from now.");
+      }
+      case "seat_arrived":
+        return mine ? [] : entry("seat", `${Name(who)} opened their link.`);
       case "time_extended": {
         const mineToo = !who || mine;
         const why = p.reason ? ` (${p.reason})` : "";
@@ -166,13 +174,19 @@ export class History {
         return entry("clock", `The director gave ${who ? "you" : "every seat still deciding"} ${plural(p.seconds, "more second")}${why}.`);
       }
       case "seat_taken": {
-        const by = p.by === "bot" ? "the service's bot" : (p.label || "a player");
+        if (mine && p.token_replaced) {
+          // the page's holder is the substitute: only they hold the seat's new link
+          this.takeover = `You take over ${title(me)}${p.name ? `, ${p.name}` : ""}: the director gave you this seat, and you play it from here on.`;
+          return entry("seat", this.takeover);
+        }
         if (mine) {
           return entry("seat", p.by === "bot"
             ? "The director handed your seat to the service's bot: it plays for you until the director hands it back."
             : `The director handed your seat back${p.label ? ` (${p.label})` : ""}: you play again.`);
         }
-        return entry("seat", `${other(who)} is now played by ${by}.`);
+        if (p.by === "bot") return entry("seat", `${other(who)} is now played by the service's bot.`);
+        if (p.token_replaced) return entry("seat", `${title(who)} is now played by ${p.name || "a substitute"}.`);
+        return entry("seat", `${other(who)} is now played by ${p.label || "a player"}.`);
       }
       case "director_called":
         return entry("call", mine ? "You called the director." : `${other(who)} called the director.`);

@@ -4,7 +4,7 @@
 // Sorts and filters; starts, pauses and resumes the whole round in one act
 // (POST /v1/rounds/{id}/start|pause|resume) or one table's clock with the round's token,
 // which directs every table; issues the round's spectator link; each row links to its
-// table's desk.
+// table's desk; a duplicate round links its comparison page (compare.js).
 
 import { Api, ApiError, gameIdFromPath, tokenFor } from "./api.js";
 import { joined } from "./dom.js";
@@ -83,6 +83,7 @@ function render() {
   const c = listing.counts;
   $("counts").textContent = `${c.tables} tables · ${c.finished} finished · ${c.active} playing · ${c.held} not started · ${c.paused} paused · ${c.calls} calling the director · ${c.late_seats} late seat(s) · ${c.quarantined} quarantined`;
   renderGate(listing);
+  renderComparisonLink(listing);
   let tables = [...listing.tables];
   if ($("only-late").checked) tables = tables.filter((t) => t.late.length);
   if ($("only-open").checked) tables = tables.filter((t) => !t.finished);
@@ -169,6 +170,13 @@ async function act(tables, type) {
   await refresh();
 }
 
+/** A duplicate round (one deal at every table) links its comparison page. */
+function renderComparisonLink(listing) {
+  const link = $("comparison-link");
+  link.hidden = listing.settings?.deal !== "duplicate";
+  link.href = `/compare/${encodeURIComponent(roundId)}#token=${encodeURIComponent(token)}`;
+}
+
 /** The start gate of the round, in words: held tables, and when they start. */
 function renderGate(listing) {
   const held = listing.tables.filter((t) => t.clock?.held && !t.finished);
@@ -211,14 +219,15 @@ async function spectatorLink(event, revoke = false) {
       say("The round's spectator link is revoked.");
       return;
     }
-    const delay = Number($("round-spectator-delay").value);
-    if (!Number.isInteger(delay) || delay < 0 || delay > 3600) return say("Give the delay in whole seconds, 0 to 3600.", "error");
-    if (!(await confirmAct("Issue a new spectator link for the round? Its old link stops working.", "Issue it"))) return;
+    const typed = $("round-spectator-delay").value.trim();
+    const delay = Number(typed);
+    if (typed && (!Number.isInteger(delay) || delay < 0 || delay > 3600)) return say("Give the delay in whole seconds, 0 to 3600, or leave it empty to keep the round's.", "error");
+    if (!(await confirmAct("Issue a new spectator link for the round? Its old link stops working, and its delay becomes every table's.", "Issue it"))) return;
     const answer = await get(path, "json", {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ delay }),
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(typed ? { delay } : {}),
     });
     box.hidden = false;
-    box.replaceChildren(element("p", `The round's spectator link (${delay ? `${duration(delay)} behind` : "live"}), shown once:`),
+    box.replaceChildren(element("p", `The round's spectator link (${answer.live ? "live" : `${duration(answer.delay)} behind`}), shown once:`),
       element("code", `${location.origin}${answer.link}`));
   } catch (error) {
     say(plainError(error, "round"), "error");

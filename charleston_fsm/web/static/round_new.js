@@ -26,12 +26,14 @@ function body() {
   };
   const timed = ["confirm_pass", "vote", "courtesy", "place_tiles"].some((k) => clock[k] !== null);
   const count = Number($("count").value);
-  const seed = $("seed").value === "" ? null : Number($("seed").value);
+  const duplicate = $("deal").value === "duplicate";
+  // BigInt: a first seed may pass 2^53, past what a JavaScript number holds exactly
+  const seed = !duplicate && /^[0-9]{1,19}$/.test($("seed").value.trim()) ? BigInt($("seed").value.trim()) : null;
   const names = $("names").value.split("\n").map((line) => line.split(",").map((n) => n.trim()));
   const tables = [];
   for (let i = 0; i < count; i++) {
     const table = { ruleset: $("ruleset").value, label: `Table ${i + 1}` };
-    if (seed !== null) table.seed = seed + i;
+    if (seed !== null) table.seed = String(seed + BigInt(i)); // as text, exactly
     if (bots.length) table.bots = bots;
     if (timed) table.clock = clock;
     const players = {};
@@ -40,7 +42,23 @@ function body() {
     tables.push(table);
   }
   const delay = Number($("spectator-delay").value || 0);
-  return { name: $("name").value.trim() || null, tables, start: $("start").value, spectator_delay: delay };
+  const live = $("live-tables").value.split(/[\s,]+/).filter(Boolean).map(Number);
+  const round = { name: $("name").value.trim() || null, tables, start: $("start").value, spectator_delay: delay };
+  if (live.length) round.live_tables = live;
+  if (duplicate) {
+    round.deal = "duplicate";
+    // text, never a number: a deal number exceeds 2^53, past what a JavaScript number holds
+    const dealSeed = $("deal-seed").value.trim();
+    if (dealSeed) round.deal_seed = dealSeed;
+  }
+  return round;
+}
+
+/** A duplicate round's tables share one deal: its number replaces the first table's seed. */
+function showDeal() {
+  const duplicate = $("deal").value === "duplicate";
+  $("seed-row").hidden = duplicate;
+  $("deal-seed-row").hidden = !duplicate;
 }
 
 function link(label, path) {
@@ -52,17 +70,25 @@ function link(label, path) {
   return li;
 }
 
+/** How far behind a spectator link shows its table, in words: every link says it. */
+const behind = (delay, live) => (live || !delay ? "live" : `${delay} s behind`);
+
 function show(round, sent) {
   const list = $("links");
+  const delay = sent.spectator_delay;
   list.replaceChildren(
     link(`The room of ${round.name || "the round"} (director)`, round.links.room),
-    link("Spectators: every table, read only (never a tile)", round.links.spectator),
+    link(`Spectators: every table, read only (never a tile), ${behind(delay)}`, round.links.spectator),
   );
+  if (round.links.comparison) {
+    list.append(link("The tables compared on their one deal (director)", round.links.comparison));
+  }
   for (const t of round.tables) {
     const item = element("li");
     item.append(element("h3", `${t.label || `Table ${t.table}`}`));
     const inner = element("ul", "", "links-list");
-    inner.append(link("Director's desk", t.links.director), link("Spectators", t.links.spectator));
+    const featured = t.spectator.live && delay ? ": a featured table" : "";
+    inner.append(link("Director's desk", t.links.director), link(`Spectators (${behind(t.spectator.delay, t.spectator.live)}${featured})`, t.links.spectator));
     const players = sent.tables[t.table - 1]?.players ?? {};
     for (const seat of SEATS) {
       const name = players[seat] ? `: ${players[seat]}` : "";
@@ -74,7 +100,9 @@ function show(round, sent) {
   }
   $("created").hidden = false;
   $("create").hidden = true;
-  $("created-title").focus?.();
+  // the links replace the form: bring them into view and to the keyboard
+  $("created").focus({ preventScroll: true });
+  $("created").scrollIntoView({ block: "start" });
 }
 
 async function create(event) {
@@ -94,7 +122,8 @@ async function create(event) {
     const answer = await response.json().catch(() => null);
     if (!response.ok) throw new ApiError(response.status, answer);
     show(answer, sent);
-    say(`Round created: ${answer.tables.length} tables.`);
+    const deal = answer.deal_seed ? `, every one dealt from deal number ${answer.deal_seed}` : "";
+    say(`Round created: ${answer.tables.length} tables${deal}.`);
   } catch (error) {
     say(plainError(error, "round"), "error");
   }
@@ -120,6 +149,8 @@ async function start() {
   const about = () => { $("ruleset-about").textContent = rulesets.find((r) => r.name === $("ruleset").value)?.description || ""; };
   $("ruleset").addEventListener("change", about);
   about();
+  $("deal").addEventListener("change", showDeal);
+  showDeal();
   $("create").addEventListener("submit", create);
   $("print").addEventListener("click", () => window.print());
   $("copy").addEventListener("click", async () => {

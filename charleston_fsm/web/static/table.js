@@ -53,6 +53,26 @@ function broken(kind, text, link = null) {
   problem(kind, text, link);
 }
 
+/** The seat was handed over (its token replaced) while this page was open: the page
+ * becomes one sentence, with no control and no countdown left; nothing is sent from it. */
+function handedOver() {
+  if (state.handedOver) return;
+  state.handedOver = true;
+  stopFollowing?.();
+  state.clock = null;
+  problems.clear();
+  if ($("ask").open) $("ask").close();
+  $("who").textContent = "This seat is no longer yours";
+  $("where").textContent = "";
+  document.title = "Charleston · seat handed over";
+  say("");
+  broken("handover", "The director handed this seat to someone else, so this link no longer opens it: ask the director if you think you should still be playing.");
+  $("problem").focus();
+}
+
+/** Whether a refusal says this page's link stopped opening the seat it showed. */
+const lostSeat = (error) => state.view && error instanceof ApiError && error.status === 401;
+
 let spoken = [];
 let speakTimer = null;
 function announce(text) {
@@ -84,6 +104,7 @@ async function refresh() {
     problem("read", null);
     showIfNewest(ticket, answer.view);
   } catch (error) {
+    if (lostSeat(error)) return handedOver();
     problem("read", `Cannot read the table. ${plainError(error)}`);
     return error;
   }
@@ -91,6 +112,7 @@ async function refresh() {
 }
 
 let refreshTimer = null;
+let stopFollowing = null;
 function refreshSoon() {
   clearTimeout(refreshTimer);
   refreshTimer = setTimeout(refresh, 60);
@@ -98,7 +120,7 @@ function refreshSoon() {
 
 /** Send a command; `then(view)` runs once it is accepted. */
 async function send(command, done = "", then = null) {
-  if (state.busy) return false;
+  if (state.busy || state.broken) return false;
   state.busy = true;
   render();
   const ticket = ++issued;
@@ -110,6 +132,10 @@ async function send(command, done = "", then = null) {
     then?.(answer.view);
     return true;
   } catch (error) {
+    if (lostSeat(error)) {
+      handedOver();
+      return false;
+    }
     if (error instanceof ApiError && error.status < 500 && ![401, 403, 404].includes(error.status)) {
       say(`Not done: ${error.message}`, "error");
     } else {
@@ -271,16 +297,32 @@ function renderCall() {
   $("call-reason").disabled = Boolean(at);
 }
 
+const CALLED = "The director is called: they see your table flagged, and your reason.";
+
 async function callDirector(event) {
   event.preventDefault();
   const reason = $("call-reason").value.trim();
   try {
     const answer = await api.command(reason ? { reason } : {}, "/call");
     $("call-reason").value = "";
-    say("The director is called: they see your table flagged, and your reason.");
+    say(CALLED);
     showIfNewest(++issued, answer.view);
   } catch (error) {
+    if (lostSeat(error)) return handedOver();
     say(`Not called: ${plainError(error)}`, "error");
+  }
+}
+
+/** At a table that starts once all four players are there, say this seat is: the last
+ * one's arrival starts it (POST …/present, answered once per seat). */
+async function arrive() {
+  const c = state.raw?.clock;
+  if (!c?.held || !c.awaiting?.includes(state.raw.seat)) return;
+  try {
+    const answer = await api.command({}, "/present");
+    showIfNewest(++issued, answer.view);
+  } catch (_) {
+    refreshSoon(); // it started meanwhile (409 not_awaited), or the read says what is wrong
   }
 }
 
@@ -331,6 +373,7 @@ function onEvent(message) {
   const me = state.view?.seat;
   const added = state.history?.add(event, state.raw?.step?.to) ?? [];
   for (const e of added) announce(e.lines.length ? `${e.text} ${e.lines.join(" ")}` : e.text);
+  if (event.type === "call_answered" && event.seat === me && $("message").textContent === CALLED) say("");
   if (event.type === "clock_expired" && event.seat === me) {
     state.lifted.clear(); // the clock chose for this seat: what was lifted is no choice now
     state.blind = 0;
@@ -344,7 +387,8 @@ function onEvent(message) {
   refreshSoon();
 }
 
-function showLive(status) {
+function showLive(status, error) {
+  if (status === "closed" && lostSeat(error)) return handedOver();
   const words = { live: "● live", reconnecting: "○ reconnecting…", closed: "stream closed" };
   $("live").textContent = words[status];
   if (status === "live") {
@@ -405,6 +449,7 @@ async function start() {
     await new Promise((done) => setTimeout(done, 2000)); // the service may come back
   }
   if (!state.view) return;
+  await arrive();
   let after = 0;
   try {
     const listing = await api.get("/events");
@@ -414,7 +459,9 @@ async function start() {
   } catch (error) {
     problem("read", `Cannot read what happened so far. ${plainError(error)}`);
   }
-  api.follow(onEvent, showLive, after);
+  const greeting = state.history?.takeover;
+  if (greeting) say(greeting); // a substitute: they take the seat over from here on
+  stopFollowing = api.follow(onEvent, showLive, after);
 }
 
 start();

@@ -23,6 +23,7 @@ export const state = {
   floatCursor: undefined,
   history: null,
   broken: false, // the link opens no seat: only the sentence and the way out are shown
+  handedOver: false, // the director gave the seat a new link while this page was open
 };
 
 /** A seat as people call it: its player's name, else its wind ("Ann", "South"). */

@@ -30,7 +30,7 @@ export function sentence(e) {
   const who = e.seat ? fullName(e.seat) : "";
   switch (e.type) {
     case "game_created": return "The tiles were dealt.";
-    case "game_started": return p.scheduled ? "The table started at its start time." : "The director started the table.";
+    case "game_started": return p.scheduled ? "The table started at its start time." : p.seated ? "Every player had opened their link: the table started." : "The director started the table.";
     case "pass_confirmed": return `${who} is ready to pass ${plural(p.count, "tile")}${p.blind ? `, ${p.blind} of them unseen` : ""}.`;
     case "pass_changed": return `${who} changed the choice (${plural(p.count, "tile")}).`;
     case "pass_withdrawn": return `${who} took the choice back.`;
@@ -52,8 +52,8 @@ export function sentence(e) {
     case "seat_late": return `${who}'s time ran out: flagged late.`;
     case "clock_paused": return p.round ? "The director paused the whole round." : "The director paused the clock.";
     case "clock_resumed": return p.round ? "The director resumed the whole round." : "The director resumed the clock.";
-    case "time_extended": return `The director added ${plural(p.seconds, "second")} for ${who || "every awaited seat"}${p.reason ? `: ${p.reason}` : ""}.`;
-    case "seat_taken": return p.by === "bot" ? `The service's bot plays ${title(e.seat)} now.` : `${p.label || "A player"} plays ${title(e.seat)} now.`;
+    case "time_extended": return `The director added ${plural(p.seconds, "second")} for ${who || "every awaited seat"}.`;
+    case "seat_taken": return p.by === "bot" ? `The service's bot plays ${title(e.seat)} now.` : `${p.name || (p.token_replaced ? "A substitute" : p.label) || "A player"} plays ${title(e.seat)} now.`;
     case "director_called": return `${who} called the director.`;
     case "call_answered": return `The director answered ${who}'s call${p.answer === "cleared" ? ": all clear" : " with a ruling"}.`;
     case "spectator_link": return "";
@@ -109,9 +109,10 @@ function renderTable() {
   $("progress").textContent = progress(g);
   document.title = `Charleston · watching · ${progress(g)}`;
   $("where").textContent = `${state.rules ?? g.ruleset} · players: ${joined(SEATS.map(fullName))}`;
+  $("as-of").dataset.seq = v.as_of.seq; // the row shown last: a test compares it with the record
   $("as-of").textContent = answer.delay
     ? `Shown ${duration(answer.delay)} behind the table: as it was at ${clockTime(v.as_of.at)}.`
-    : "Live.";
+    : "Live: the table as it happens.";
   const gate = $("gate");
   const c = v.clock;
   gate.hidden = !(c?.held || c?.paused);
@@ -135,7 +136,9 @@ function renderTable() {
 function renderHistory() {
   const list = $("history");
   const lines = state.events.map((e) => [e, sentence(e)]).filter(([, text]) => text);
-  const key = `${lines.length}|${lines.at(-1)?.[1] ?? ""}`; // the end's words follow the view
+  // every line's words in the key: the end's words follow the view, which can arrive a read
+  // after the end's row (the view is read before the rows), with other rows after it
+  const key = lines.map(([e, text]) => `${e.seq}:${text}`).join("\n");
   if (list.dataset.key === key) return;
   list.dataset.key = key;
   list.replaceChildren(...lines.reverse().map(([e, text]) => {
@@ -177,9 +180,11 @@ async function refresh(api) {
 async function readTable(api) {
   clearTimeout(state.retry);
   try {
+    // the rows first, then the view: the view is never older than the rows shown with it
+    // (a table that ends between the two reads shows its end's words at once)
+    const listing = await api.get(`/spectate/events?after=${state.last}`);
     state.answer = await api.get("/spectate");
     if (!state.rules) loadRules(state.answer.view.game.ruleset);
-    const listing = await api.get(`/spectate/events?after=${state.last}`);
     state.events.push(...listing.events);
     state.last = listing.last_seq;
     say("");
@@ -215,6 +220,21 @@ function watchTable() {
   setInterval(() => state.answer && renderTable(), 1000);
 }
 
+/** Where one table of the round stood behind the link's delay: its step in words (as the
+ * table's own page says it), or how it ended, and the moment shown. */
+function tableWhere(t, delay) {
+  const where = element("p", "", "where");
+  if (!t.as_of) {
+    where.textContent = t.shown_from ? `Shown from ${clockTime(t.shown_from)}, once the delay has passed.` : "Nothing of this table is shown.";
+    return where;
+  }
+  where.dataset.seq = t.as_of.seq;
+  const g = { ...t, steps: t.step ? [{ label: t.step }] : [] };
+  const words = t.finished ? `The Charleston is over.${t.ending ? ` ${t.ending}` : ""}` : progress(g);
+  where.textContent = delay ? `${words} (as it was at ${clockTime(t.as_of.at)})` : words;
+  return where;
+}
+
 async function watchRound() {
   $("title").textContent = "Watching a round";
   $("round-card").hidden = false;
@@ -225,17 +245,19 @@ async function watchRound() {
     const answer = await response.json();
     if (!response.ok) throw new ApiError(response.status, answer);
     $("where").textContent = answer.name ? `Round: ${answer.name}` : "A round";
-    $("as-of").textContent = answer.delay ? `Every table is shown ${duration(answer.delay)} behind.` : "Live.";
+    $("as-of").textContent = answer.delay ? `Every table is shown ${duration(answer.delay)} behind.` : "Live: every table as it happens.";
     const list = $("round-tables");
     list.replaceChildren();
     for (const t of answer.tables) {
       const li = element("li", "", "card");
-      const link = element("a", `Table ${t.table}${t.label ? ` · ${t.label}` : ""}`);
+      li.dataset.table = t.table;
+      const name = t.label && t.label !== `Table ${t.table}` ? `Table ${t.table} · ${t.label}` : `Table ${t.table}`;
+      const link = element("a", name);
       link.href = `/watch/${encodeURIComponent(t.game_id)}#token=${encodeURIComponent(token)}`;
       const players = SEATS.filter((s) => t.players?.[s]).map((s) => `${t.players[s]} (${title(s)})`);
       li.append(link);
       if (players.length) li.append(element("p", players.join(", "), "muted"));
-      if (t.state_labels) li.append(element("p", t.finished ? "finished" : t.state_labels.join(" · ")));
+      li.append(tableWhere(t, answer.delay));
       list.append(li);
     }
     say("");

@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from statemachine import State
+from statemachine import State, StateChart
 
 from ....rulebook import enforces
 from ... import errors
-from ...commands import Command
+from ...commands import Command, JudgeDeclaration
 from ...seats import SEATS, Seat, joined
 from ...steps import COURTESY_PAIRS, Step
 from ...table import Table
 from ...tiles import HAND_SIZE
+from .chart import StandardCharleston
 from .options import CourtesyMode, Options, SecondCharlestonOrder
 
 
@@ -26,6 +27,7 @@ class StandardTable(Table):
 
     options: Options
 
+    CHART: ClassVar[type[StateChart]] = StandardCharleston
     NO_BLIND_PASS_RULE: ClassVar[str] = "HOUSE-02"
     NOT_NOW_RULES: ClassVar[dict[str, str]] = {"declare_mah_jongg": "NMJL-16", "vote": "NMJL-02"}
     AFTER_THE_END: ClassVar[str] = (
@@ -305,7 +307,7 @@ class StandardTable(Table):
         return bool(self.declaration and self.declaration["kind"] == "heavenly")
 
     @enforces("NMJL-21")
-    def judged_invalid(self, command: Any) -> bool:
+    def judged_invalid(self, command: JudgeDeclaration) -> bool:
         return command.verdict == "invalid"
 
     @enforces("NMJL-13")
@@ -336,8 +338,8 @@ class StandardTable(Table):
         """The smaller offer of a pair once both have offered (``agreed_min``)."""
         if self.options.courtesy_mode is not CourtesyMode.AGREED_MIN:
             return None
-        offers = [self.offers.get(s) for s in COURTESY_PAIRS[pair]]
-        return None if None in offers else min(offers)  # type: ignore[type-var]
+        offers = [o for s in COURTESY_PAIRS[pair] if (o := self.offers.get(s)) is not None]
+        return min(offers) if len(offers) == len(COURTESY_PAIRS[pair]) else None
 
     @staticmethod
     def _pair_index(seat: Seat) -> int:

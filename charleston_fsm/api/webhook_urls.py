@@ -1,0 +1,222 @@
+"""The webhook URL rule: what a URL may hold, and which destinations the service sends to.
+
+A webhook makes the service send requests where a client says, so the rule is applied at
+registration (``POST /v1/webhooks``: 422 ``invalid_webhook``) and again before every send
+(a name may resolve elsewhere later; a URL that passed is checked again every
+:data:`CHECKED_SECONDS`).
+
+**What a URL may hold.** ``http`` or ``https``, a host, an optional port (1–65535), a
+path and a query; at most :data:`MAX_URL` characters. No control character (C0, DEL,
+C1), no space and no lone surrogate anywhere: those are refused, never cleaned up (a
+``CR LF`` in a URL is a header injection waiting for a sender that does not refuse it).
+No user name or password (the sender would not send them). A ``%`` starts two hex
+digits. Anything else non-ASCII is **encoded**, and the encoded URL is what is stored,
+shown and sent: the host by IDNA 2008 with UTS 46 mapping (``bücher.example`` →
+``xn--bcher-kva.example``; a name IDNA refuses is refused), the path and query by UTF-8
+percent-encoding (``/café`` → ``/caf%C3%A9``). A fragment is dropped (it is never sent).
+
+**Which destinations (SSRF).** A host whose every address is public: loopback, private
+(10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16: cloud metadata;
+fe80::/10), carrier-grade NAT, multicast, reserved, documentation and unspecified
+addresses are refused. An IPv6 address that carries an IPv4 address is judged by that
+IPv4 address: IPv4-mapped ``::ffff:a.b.c.d``, IPv4-translated ``::ffff:0:a.b.c.d``,
+IPv4-compatible ``::a.b.c.d``, NAT64 ``64:ff9b::a.b.c.d``, 6to4 ``2002:AABB:CCDD::``
+(``ipaddress``' ``sixtofour``) and Teredo ``2001::/32`` (``teredo``: server and client)
+are refused when the IPv4 address is not public (Teredo and the local-use NAT64 prefix
+``64:ff9b:1::/48`` are not public themselves, whatever they carry). The operator may allow
+destinations in ``CHARLESTON_WEBHOOK_ALLOW`` (comma-separated hosts, addresses or
+networks: ``127.0.0.1,10.1.0.0/16,hooks.internal``), as the tests do for their receiver;
+an allowed IPv4 address also allows the IPv6 forms that carry it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import socket
+import time
+from collections.abc import Sequence
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import idna
+
+from ..store.platform.webhooks import MAX_URL, InvalidWebhook
+
+ALLOW_ENV = "CHARLESTON_WEBHOOK_ALLOW"
+#: how long a URL found allowed stays so before it is checked again (its name resolved)
+CHECKED_SECONDS = 30.0
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+#: C0 controls and space, DEL, C1 controls, and the surrogates (alone in a str, they
+#: cannot be encoded at all: PostgreSQL and every HTTP library would fail on them)
+_FORBIDDEN = re.compile("[\x00-\x20\x7f-\x9f\ud800-\udfff]")
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+#: an ASCII host name as DNS has them (the underscore is common in practice)
+_HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]{0,251}[a-z0-9_.])?")
+#: what percent-encoding leaves as it is in a path or query (RFC 3986's unreserved,
+#: sub-delims, ``:@/?`` and an existing ``%XX``)
+_SAFE = "!$&'()*+,;=:@/?%-._~"
+
+#: IPv6 prefixes whose low 32 bits are an IPv4 address (``ipv4_mapped`` covers
+#: ``::ffff:0:0/96``; ``sixtofour`` and ``teredo`` are the stdlib's own properties)
+_CARRYING = (
+    ipaddress.IPv6Network("64:ff9b::/96"),  # NAT64, RFC 6052
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),  # IPv4-translated (SIIT), RFC 2765
+    ipaddress.IPv6Network("::/96"),  # IPv4-compatible (deprecated), RFC 4291
+)
+#: never public, whatever they carry: local-use NAT64 (RFC 8215) and Teredo (RFC 4380)
+_NEVER = (ipaddress.IPv6Network("64:ff9b:1::/48"), ipaddress.IPv6Network("2001::/32"))
+
+
+def allow_list() -> list[str]:
+    return [part.strip() for part in (os.environ.get(ALLOW_ENV) or "").split(",") if part.strip()]
+
+
+def carried_ipv4(ip: IPAddress) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (maps, embeds, tunnels); none for IPv4."""
+    if isinstance(ip, ipaddress.IPv4Address):
+        return []
+    found: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    # ``::`` and ``::1`` are the unspecified and loopback addresses, not IPv4-compatible
+    if any(ip in net for net in _CARRYING) and int(ip) > 1:
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return found
+
+
+def is_public(ip: IPAddress) -> bool:
+    """Whether the service may send to ``ip`` without the operator's allowance."""
+    if ip.is_multicast or any(ip in net for net in _NEVER if ip.version == 6):
+        return False
+    carried = carried_ipv4(ip)
+    if carried:
+        # judged by the IPv4 address: the stdlib calls IPv4-mapped and -compatible forms
+        # private (or public) whatever they carry, and 6to4 and NAT64 public
+        return all(is_public(v4) for v4 in carried)
+    return ip.is_global
+
+
+def _allowed(host: str, ip: IPAddress, allowed: Sequence[str]) -> bool:
+    candidates = [ip, *carried_ipv4(ip)]
+    for item in allowed:
+        if item.lower() == host.lower():
+            return True
+        try:
+            net = ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            continue
+        if any(c.version == net.version and c in net for c in candidates):
+            return True
+    return is_public(ip)
+
+
+def _refuse(url: str, why: str) -> InvalidWebhook:
+    return InvalidWebhook(f"The webhook URL {url[:200]!a} {why}")
+
+
+def normalise_url(url: str) -> str:
+    """``url`` as it is stored and sent (ASCII: IDNA host, percent-encoded path), or
+    :class:`InvalidWebhook` saying which part of the rule it breaks."""
+    if len(url) > MAX_URL:
+        raise InvalidWebhook(f"A webhook URL is at most {MAX_URL} characters.")
+    bad = _FORBIDDEN.search(url)
+    if bad is not None:
+        raise _refuse(
+            url,
+            f"holds {bad.group()!a} at character {bad.start()}: a URL holds no control "
+            "character (CR, LF, NUL, C0 or C1), no space and no lone surrogate; "
+            "percent-encode what the path needs.",
+        )
+    if _BAD_PERCENT.search(url):
+        raise _refuse(url, "has a '%' not followed by two hex digits (percent-encoding).")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise _refuse(url, f"cannot be parsed ({exc}).") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise _refuse(url, "is not http:// or https:// with a host.")
+    if parts.username is not None or parts.password is not None:
+        raise _refuse(
+            url,
+            "carries a user name or password; the sender would not send them. Put "
+            "what the receiver checks in the path or query, or check the signature.",
+        )
+    if port == 0:
+        raise _refuse(url, "has port 0.")
+    host = _ascii_host(url, parts.hostname)
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
+    path = quote(parts.path, safe=_SAFE)
+    query = quote(parts.query, safe=_SAFE)
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def _ascii_host(url: str, host: str) -> str:
+    """The host as sent (lower case): an IP address as written, a name in IDNA."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        if isinstance(ip, ipaddress.IPv6Address) and ip.scope_id is not None:
+            raise _refuse(url, "names an IPv6 zone (a link-local interface): refused.")
+        return host  # as written (lower case): the sender connects to what it says
+    if "%" in host or ":" in host:
+        raise _refuse(url, "has a host that is not an address or a name (a zone? an encoding?).")
+    name = host.rstrip(".")
+    if not name.isascii():
+        try:
+            name = idna.encode(name, uts46=True).decode("ascii")
+        except idna.IDNAError as exc:
+            raise _refuse(url, f"has a host IDNA refuses ({exc}).") from None
+    name = name.lower()
+    if not _HOST_NAME.fullmatch(name) or any(len(label) > 63 for label in name.split(".")):
+        raise _refuse(url, f"has a host {name!r} that is not a DNS name.")
+    return name
+
+
+def check_url(url: str) -> str:
+    """The URL as stored and sent (:func:`normalise_url`), once every address its host
+    resolves to is allowed; else :class:`InvalidWebhook` (see the module docstring)."""
+    normal = normalise_url(url)
+    parts = urlsplit(normal)
+    host = parts.hostname or ""
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        found = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    except (OSError, ValueError) as exc:
+        raise InvalidWebhook(f"The webhook host {host!r} does not resolve ({exc}).") from None
+    allowed = allow_list()
+    for *_, sockaddr in found:
+        address = str(sockaddr[0]).split("%")[0]
+        if not _allowed(host, ipaddress.ip_address(address), allowed):
+            raise InvalidWebhook(
+                f"The webhook host {host!r} resolves to {address}, a private, loopback, "
+                "link-local or reserved address (or an IPv6 form carrying one): the service "
+                f"sends only to public ones unless the operator allows it in {ALLOW_ENV}."
+            )
+    return normal
+
+
+_checked: dict[str, tuple[float, str]] = {}
+
+
+def check_url_cached(url: str) -> str:
+    """:func:`check_url`, at most once every :data:`CHECKED_SECONDS` per URL that passed
+    (a send re-checks, so a name that moved to a private address is refused within it)."""
+    now = time.monotonic()
+    until, normal = _checked.get(url, (0.0, ""))
+    if until > now:
+        return normal
+    normal = check_url(url)
+    _checked[url] = (now + CHECKED_SECONDS, normal)
+    return normal

@@ -1,0 +1,267 @@
+"""The malformed choices a person can send, tried where a well-formed one was taken.
+
+The explorer's own moves are well formed (:func:`.abstraction.moves` names distinct,
+non-joker tiles of the seat's own hand, in the count the step asks), so a validator
+that wrongly accepts a bad choice is never exercised by them. Here, in each
+configuration where the explorer's choice for a seat was *accepted*, the same choice is
+sent spoiled one way at a time, and each must be refused with the code of the rule it
+breaks and change nothing (the table's snapshot is the same after the refusal):
+
+======================================  ==========================  =====================
+spoiled choice                          code                        rule
+======================================  ==========================  =====================
+a joker of the seat's own hand          ``joker_passed``            PASS-03
+a tile of the wall (held by nobody)     ``tile_not_in_hand``        PASS-04 (FW-02 [*]_)
+a tile of another seat's hand           ``tile_not_in_hand``        PASS-04 (FW-02 [*]_)
+one tile fewer than the book's count    ``wrong_count``             PASS-01, NMJL-13, FW-04
+a tile declared blind where none may    ``blind_pass_not_allowed``  NMJL-07, HOUSE-02, FW-02
+four tiles where a courtesy is free     ``wrong_count``             PASS-02
+a stop after the late objection window  ``second_charleston_...``   NMJL-06, HOUSE-04
+a second vote                           ``already_voted``           NMJL-02
+Mah Jongg declared by South             ``only_east_declares``      NMJL-17
+a Ding Dong asked by South              ``only_east_requests_...``  FW-06
+the Ding Dong window closed by South    ``director_command``        FW-08
+a vote in the First Charleston          ``not_allowed_now``         NMJL-02
+a pass confirmed after the end          ``charleston_over``         NMJL-20
+======================================  ==========================  =====================
+
+.. [*] the second player of a Four Winds exchange naming a tile not its own gets
+   ``responder_own_tiles_only`` (FW-02), whichever tile it is.
+
+Which tile breaks the rule does not matter to a validator (the package's argument), so
+each spoiled choice is tried once per configuration of the chart, seat, command and
+count (:attr:`Malformed.seen`), not in every configuration: a few hundred executions per
+option set. The expected counts come from :mod:`.rule_book`, not from the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ..engine.commands import parse_command
+from ..engine.errors import CharlestonError
+from ..engine.table import Table
+from ..engine.tiles import is_joker
+from .properties import Finding
+from .rule_book import COURTESY_MOST, STANDARD_COUNT, TURN_ORDER, Book
+from .rule_properties import seat_state, stage
+
+#: what a spoiled choice must be refused with: its name, the code, the rules it may name
+Expectation = tuple[str, str, tuple[str, ...]]
+
+
+class Malformed:
+    """The spoiled choices of one exploration, and the keys already tried."""
+
+    def __init__(self, book: Book, wall: Sequence[int]) -> None:
+        self.book = book
+        self.wall_tile = wall[0]
+        self.seen: set[tuple[Any, ...]] = set()
+        self.tried = 0
+
+    def check(
+        self, table: Table, snapshot: Mapping[str, Any], accepted: Sequence[Mapping[str, Any]]
+    ) -> Iterator[tuple[Finding, dict[str, Any]]]:
+        """Try the spoiled forms of ``accepted`` (the explorer's choices taken in the
+        configuration of ``snapshot``, loaded in ``table``); yield each finding with the
+        command that broke the rule. ``table`` is left loaded with ``snapshot``."""
+        for command, expected in self._spoiled(snapshot, accepted):
+            self.tried += 1
+            try:
+                table.execute(parse_command(command))
+            except CharlestonError as refusal:
+                changed = table.snapshot() != snapshot
+                if refusal.code != expected[1] or refusal.rule not in expected[2] or changed:
+                    yield (
+                        (
+                            "malformed",
+                            expected[2],
+                            f"{expected[0]}: refused with {refusal.code} ({refusal.rule})"
+                            + ("; and the table changed" if changed else "")
+                            + f"; the rule book says {expected[1]} ({', '.join(expected[2])})",
+                        ),
+                        command,
+                    )
+                    table.load(snapshot)
+                continue
+            yield (
+                (
+                    "malformed",
+                    expected[2],
+                    f"{expected[0]} was taken; the rule book says it is refused with "
+                    f"{expected[1]} ({', '.join(expected[2])})",
+                ),
+                command,
+            )
+            table.load(snapshot)
+
+    # -- the spoiled forms ------------------------------------------------------------------
+    def _spoiled(
+        self, snapshot: Mapping[str, Any], accepted: Sequence[Mapping[str, Any]]
+    ) -> Iterator[tuple[dict[str, Any], Expectation]]:
+        config = tuple(snapshot["configuration"])
+        for command in accepted:
+            name, seat = str(command["type"]), str(command.get("seat"))
+            if name == "confirm_pass":
+                tiles, blind = list(command["tiles"]), command.get("blind", 0)
+            elif name == "give_ding_dong":
+                tiles, blind = [g["tile"] for g in command["gifts"]], 0
+            else:
+                continue
+            key = (config, seat, name, len(tiles), blind, bool(snapshot["received"][seat]))
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            for spoiled, expected in self._spoil(snapshot, seat, name, tiles, blind):
+                yield _command(name, seat, spoiled, blind, command), expected
+            refused_by = self.book.blind_rule(seat_state(config, seat, self.book))
+            if name == "confirm_pass" and tiles and not blind and refused_by is not None:
+                # the same count, its last tile declared blind instead
+                what = f"a blind pass at {stage(config)}"
+                expected = (what, "blind_pass_not_allowed", refused_by)
+                yield _command(name, seat, tiles[:-1], 1, command), expected
+        yield from self._out_of_turn(snapshot, config)
+
+    def _spoil(
+        self, snapshot: Mapping[str, Any], seat: str, name: str, tiles: list[int], blind: int
+    ) -> Iterator[tuple[list[int], Expectation]]:
+        hand = snapshot["racks"][seat] + snapshot["received"][seat]
+        state = seat_state(snapshot["configuration"], seat, self.book)
+        foreign_rule = ("PASS-04",), "tile_not_in_hand"
+        if (
+            not self.book.standard
+            and state not in (None, "DING_DONG")
+            and seat == self.book.participants(state)[1]
+        ):  # the exchange's second player
+            foreign_rule = ("FW-02",), "responder_own_tiles_only"
+        if tiles:
+            jokers = [t for t in hand if is_joker(t)]
+            if jokers:
+                rules = ("PASS-03",) if self.book.standard else ("PASS-03", "FW-03")
+                yield [*tiles[:-1], jokers[0]], ("a joker", "joker_passed", rules)
+            yield (
+                [*tiles[:-1], self.wall_tile],
+                ("a tile of the wall", foreign_rule[1], foreign_rule[0]),
+            )
+            other = TURN_ORDER[(TURN_ORDER.index(seat) + 1) % 4]
+            theirs = [t for t in snapshot["racks"][other] if not is_joker(t)]
+            if theirs:
+                yield (
+                    [*tiles[:-1], theirs[0]],
+                    (f"a tile of {other}'s hand", foreign_rule[1], foreign_rule[0]),
+                )
+        yield from self._wrong_counts(snapshot, seat, state, tiles, blind, hand)
+
+    def _wrong_counts(
+        self,
+        snapshot: Mapping[str, Any],
+        seat: str,
+        state: str | None,
+        tiles: list[int],
+        blind: int,
+        hand: list[int],
+    ) -> Iterator[tuple[list[int], Expectation]]:
+        book = self.book
+        courtesy = state is not None and state.startswith("PAIR_")
+        if courtesy and book.options["courtesy_mode"] != "agreed_min":
+            spare = [t for t in hand if not is_joker(t) and t not in tiles]
+            extra = spare[: COURTESY_MOST + 1 - len(tiles)]
+            if len(tiles) + len(extra) > COURTESY_MOST:
+                yield tiles + extra, ("four courtesy tiles", "wrong_count", ("PASS-02",))
+            return
+        if courtesy:
+            pair = book.participants(state)  # type: ignore[arg-type]
+            due, rules = min(snapshot["offers"][s] for s in pair), ("NMJL-13",)
+        elif state == "DING_DONG":
+            due, rules = STANDARD_COUNT, ("FW-04",)
+        else:
+            due, rules = STANDARD_COUNT, ("PASS-01",)
+        if tiles and len(tiles) + blind == due:
+            what = f"{due - 1} tile(s) where {due} are due"
+            yield tiles[:-1], (what, "wrong_count", rules)
+
+    def _out_of_turn(
+        self, snapshot: Mapping[str, Any], config: tuple[str, ...]
+    ) -> Iterator[tuple[dict[str, Any], Expectation]]:
+        """Votes, declarations and requests a person may send where the book refuses them,
+        once per chart configuration."""
+        key = (config, "out of turn")
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        book, was = self.book, stage(config)
+        if book.standard and was.startswith("CHARLESTON_P2"):
+            late = book.options["late_objection"]
+            if not late or was != book.second_first:
+                rule = "NMJL-06" if late else "HOUSE-04"
+                yield (
+                    {"type": "vote", "seat": "east", "choice": "stop"},
+                    (
+                        f"a stop at {was}, after the late objection's window",
+                        "second_charleston_mandatory",
+                        (rule,),
+                    ),
+                )
+        if was == "CHARLESTON_DECIDE_STOP":
+            for seat, choice in snapshot["votes"].items():
+                yield (
+                    {"type": "vote", "seat": seat, "choice": choice},
+                    (
+                        f"{seat}'s second vote",
+                        "already_voted",
+                        ("NMJL-02",),
+                    ),
+                )
+                break
+        if book.standard and was in ("CHARLESTON_P1_R", "CHARLESTON_DONE"):
+            yield (
+                {"type": "declare_mah_jongg", "seat": "south"},
+                (
+                    "Mah Jongg declared by South",
+                    "only_east_declares",
+                    ("NMJL-17",),
+                ),
+            )
+        if book.standard and was == "CHARLESTON_P1_R":
+            yield (
+                {"type": "vote", "seat": "east", "choice": "continue"},
+                ("a vote in the First Charleston", "not_allowed_now", ("NMJL-02",)),
+            )
+        if was == "CHARLESTON_DONE":
+            tiles = [t for t in snapshot["racks"]["south"] if not is_joker(t)][:STANDARD_COUNT]
+            yield (
+                {"type": "confirm_pass", "seat": "south", "tiles": tiles, "blind": 0},
+                ("a pass confirmed after the end", "charleston_over", ("NMJL-20",)),
+            )
+        if not book.standard:
+            yield (
+                {"type": "close_ding_dong", "seat": "south"},
+                (
+                    "the Ding Dong window closed by South",
+                    "director_command",
+                    ("FW-08",),
+                ),
+            )
+        if was == "DING_DONG_OPEN":
+            yield (
+                {"type": "request_ding_dong", "seat": "south"},
+                (
+                    "a Ding Dong asked by South",
+                    "only_east_requests_ding_dong",
+                    ("FW-06",),
+                ),
+            )
+
+
+def _command(
+    name: str, seat: str, tiles: list[int], blind: int, original: Mapping[str, Any]
+) -> dict[str, Any]:
+    if name == "give_ding_dong":
+        receivers = [g["to"] for g in original["gifts"]]
+        return {
+            "type": name,
+            "seat": seat,
+            "gifts": [{"tile": t, "to": to} for t, to in zip(tiles, receivers, strict=False)],
+        }
+    return {"type": name, "seat": seat, "tiles": tiles, "blind": blind}

@@ -1,0 +1,480 @@
+"""The rule book as properties of every explored transition, each tagged with its rule id.
+
+:mod:`.properties` checks invariants (tiles conserved, jokers in place, no tile id seen
+where it may not be). An engine can keep every invariant and still play the wrong game:
+a First Right that goes Left conserves every tile. Here each accepted command is judged
+against what the rule book says *that* command must do, from the table as it stood
+before it (its snapshot), the command, the events it caused and the table after:
+
+- ``rule_flow``: where the table goes next (NMJL-01 to NMJL-05, NMJL-10, HOUSE-01,
+  FW-01, FW-07): the next pass of the schedule once everyone has chosen, the Courtesy
+  Pass at the first stop vote, the Second Charleston's first pass after four continues,
+  a late objection only in that first pass and only where the ruleset takes one;
+- ``rule_transfer``: every handover's giver, receiver and count (SEAT-02, PASS-01,
+  PASS-07, NMJL-07, NMJL-12, NMJL-13, HOUSE-03, FW-01, FW-04): the receiver the pass's
+  direction or pair names, 3 tiles a standard pass or exchange, the agreed smaller
+  count of a courtesy pair, exactly the tiles the giver chose;
+- ``rule_choice``: who may choose what (PASS-03, PASS-04, PASS-08, PASS-10, NMJL-07,
+  HOUSE-02, FW-02): no joker and no tile outside the chooser's hand is ever taken, no
+  blind pass but on the last pass of a Charleston that allows one, received tiles are
+  placed first where placing is required, only the step's players act, the first-named player
+  of an exchange gives first;
+- ``rule_declare``: who may declare or ask, and when (NMJL-14 to NMJL-17, FW-05 to
+  FW-08); ``rule_courtesy``: offers and the agreed count (NMJL-13, HOUSE-03);
+- ``rule_secrecy``: no *face* of a tile a seat never held in what it is sent, none at
+  all to a spectator (PASS-11, SVC-16): checked by :func:`.properties.secrecy_of_events`
+  beside the ids, on the same redacted events.
+
+Every expectation comes from :mod:`.rule_book` (the book's schedule and option values,
+restated from its statements) and from the facts the commands recorded (votes, offers,
+choices), never from the engine's step table, seat arithmetic or guards: an engine wrong
+in those places disagrees with the book and is caught.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ..engine.events import Event
+from ..engine.seats import SEATS
+from ..engine.table import Table
+from ..engine.tiles import is_joker
+from .properties import Finding
+from .rule_book import COURTESY_MOST, EAST_HAND, STANDARD_COUNT, Book
+
+PASSING = frozenset({"confirm_pass", "change_pass", "give_ding_dong"})
+
+#: the properties this module checks on every accepted command
+NAMES = (
+    "rule_flow",
+    "rule_transfer",
+    "rule_choice",
+    "rule_declare",
+    "rule_courtesy",
+    "rule_secrecy",
+)
+
+
+def _value(seat: Any) -> str | None:
+    value: str | None = getattr(seat, "value", seat)
+    return value
+
+
+def stage(configuration: Sequence[str]) -> str:
+    """The top-level state of a configuration (document order puts it first)."""
+    return configuration[0]
+
+
+def at_deal(table: Table, book: Book) -> list[Finding]:
+    """Where a new deal stands (NMJL-01; FW-01, FW-07: the round decides what is played)."""
+    expected, found = book.first_stage(), stage(table.configuration)
+    if found == expected:
+        return []
+    rules = ("FW-07",) if not book.standard else ("NMJL-01",)
+    return [("rule_flow", rules, f"the deal starts at {found}; the rule book says {expected}")]
+
+
+def transition(
+    before: Mapping[str, Any],
+    command: Mapping[str, Any],
+    events: Sequence[Event],
+    after: Table,
+    book: Book,
+) -> list[Finding]:
+    """Every rule property of one accepted command (the module's docstring)."""
+    return [
+        *_flow(before, command, after, book),
+        *_transfers(before, command, events, book),
+        *_choice(before, command, book),
+        *_declare(before, command, after, book),
+        *_courtesy(before, command, events, book),
+    ]
+
+
+# -- where the table goes -------------------------------------------------------------------
+
+
+def _flow(
+    before: Mapping[str, Any], command: Mapping[str, Any], after: Table, book: Book
+) -> Iterator[Finding]:
+    was, now = stage(before["configuration"]), stage(after.configuration)
+    expected = _expected_stage(was, before, command, book)
+    if expected is None or now == expected[0]:
+        return
+    target, rules, why = expected
+    yield (
+        "rule_flow",
+        rules,
+        f"{command['type']} by {command.get('seat', 'the director')} at {was} led to {now}; "
+        f"the rule book says {target} ({why})",
+    )
+
+
+def _chosen_after(before: Mapping[str, Any], command: Mapping[str, Any]) -> dict[str, Any]:
+    """The choices of the step once ``command`` is taken (confirm, change, withdraw)."""
+    chosen = dict(before["selections"])
+    seat, name = command.get("seat"), command["type"]
+    if name in ("confirm_pass", "change_pass"):
+        chosen[seat] = {"tiles": command["tiles"], "blind": command.get("blind", 0)}
+    elif name == "give_ding_dong":
+        chosen[seat] = {"tiles": [g["tile"] for g in command["gifts"]], "blind": 0}
+    elif name == "withdraw_pass":
+        chosen.pop(seat, None)
+    return chosen
+
+
+def _expected_stage(
+    was: str, before: Mapping[str, Any], command: Mapping[str, Any], book: Book
+) -> tuple[str, tuple[str, ...], str] | None:
+    """Where the rule book says the table is after ``command`` (``None``: not judged)."""
+    name = command["type"]
+    if book.standard:
+        return _standard_stage(was, before, command, book)
+    if name in ("confirm_pass", "change_pass", "give_ding_dong", "withdraw_pass"):
+        chosen = _chosen_after(before, command)
+        if not all(s in chosen for s in book.participants(was)):
+            return was, ("PASS-06",), "not every player of the step has chosen"
+        if was == "DING_DONG":
+            return "DING_DONG_OPEN", ("FW-04", "FW-08"), "the Ding Dong resolved"
+        following = book.next_pass(was)
+        if following is not None:
+            return following, ("FW-01",), "the next exchange of the program's order"
+        return book.after_last_pass(True), ("FW-07",), "the last exchange, then this round's"
+    if name == "request_ding_dong":
+        return "DING_DONG", ("FW-04",), "East's request starts a Ding Dong"
+    if name in ("declare_ready", "close_ding_dong"):
+        return "CHARLESTON_DONE", ("FW-06", "FW-08"), "Ready or a close ends the window"
+    return was, ("SVC-01",), f"{name} moves no step"
+
+
+def _standard_stage(
+    was: str, before: Mapping[str, Any], command: Mapping[str, Any], book: Book
+) -> tuple[str, tuple[str, ...], str] | None:
+    name, order = command["type"], book.options["second_charleston_order"]
+    second_rule = "NMJL-04" if order == "left-across-right" else "HOUSE-01"
+    if book.direction(was) is not None:
+        if name == "vote":
+            return "COURTESY_PASS", ("NMJL-05",), "a late objection stops it"  # judged below
+        if name == "declare_mah_jongg":
+            return "CHARLESTON_DONE", ("NMJL-14",), "a Heavenly Hand ends it at once"
+        if name not in ("confirm_pass", "change_pass", "withdraw_pass"):
+            return was, ("SVC-01",), f"{name} moves no step"
+        chosen = _chosen_after(before, command)
+        if not all(s in chosen for s in book.participants(was)):
+            return was, ("PASS-06",), "not every player has chosen"
+        if was == "CHARLESTON_P1_L":
+            return "CHARLESTON_DECIDE_STOP", ("NMJL-01", "NMJL-02"), "the vote follows"
+        following = book.next_pass(was)
+        if following is not None:
+            rules = ("NMJL-01",) if following.startswith("CHARLESTON_P1") else (second_rule,)
+            return following, rules, "the next pass of the schedule"
+        from_hand = any(c["tiles"] for c in chosen.values())
+        return (
+            book.after_last_pass(from_hand),
+            ("NMJL-10", "NMJL-12"),
+            "the Second Right leads to the Courtesy Pass, or ends it with no tile from a hand",
+        )
+    if was == "CHARLESTON_DECIDE_STOP" and name == "vote":
+        votes = {**before["votes"], command["seat"]: command["choice"]}
+        if "stop" in votes.values():
+            return "COURTESY_PASS", ("NMJL-02",), "a single stop skips the Second Charleston"
+        if len(votes) == len(SEATS):
+            return book.second_first, ("NMJL-03", second_rule), "four continues"
+        return was, ("NMJL-02", "NMJL-03"), "votes are still awaited"
+    if was == "COURTESY_PASS":
+        return None  # the pairs' own flow: rule_courtesy and rule_transfer
+    if was == "CHARLESTON_DONE" and name == "judge_declaration":
+        declared = before["declaration"] or {}
+        reopen = declared.get("kind") == "heavenly" and command.get("verdict") == "invalid"
+        return ("CHARLESTON_P1_R" if reopen else was), ("NMJL-21",), "the director's verdict"
+    return was, ("SVC-01",), f"{name} moves no step"
+
+
+# -- who gives what to whom ------------------------------------------------------------------
+
+
+def _transfers(
+    before: Mapping[str, Any],
+    command: Mapping[str, Any],
+    events: Sequence[Event],
+    book: Book,
+) -> Iterator[Finding]:
+    handovers: dict[str, list[Event]] = {}
+    for event in events:
+        if event.type == "tiles_transferred":
+            handovers.setdefault(event.payload["step"], []).append(event)
+    chosen = _chosen_after(before, command)
+    if not handovers:
+        yield from _nothing_handed_over(before, command, chosen, book)
+        return
+    for state, moved in handovers.items():
+        if state == "DING_DONG":
+            yield from _ding_dong(moved)
+            continue
+        for event in moved:
+            yield from _handover(state, event, chosen, before, book)
+        givers = {_value(e.seat) for e in moved}
+        missing = [s for s in book.participants(state) if s not in givers]
+        if missing:
+            yield (
+                "rule_transfer",
+                ("PASS-06", "PASS-07"),
+                f"{state} resolved but {', '.join(missing)} handed over nothing",
+            )
+
+
+def _nothing_handed_over(
+    before: Mapping[str, Any], command: Mapping[str, Any], chosen: Mapping[str, Any], book: Book
+) -> Iterator[Finding]:
+    """A command that completed a step's choices, some with tiles from a hand, must hand
+    them over (PASS-07; FW-01, FW-04): a resolution that moves nothing is not one."""
+    if command["type"] not in PASSING:
+        return
+    state = seat_state(before["configuration"], command.get("seat"), book)
+    if state is None or state.startswith("PAIR_"):
+        return  # the courtesy pairs: rule_courtesy and the pairs' own transfers
+    players = book.participants(state)
+    if all(s in chosen for s in players) and any(chosen[s]["tiles"] for s in players):
+        rules = ("PASS-07",) if book.standard else ("FW-01", "FW-04")
+        yield ("rule_transfer", rules, f"{state} resolved but no tile was handed over")
+
+
+def _handover(
+    state: str,
+    event: Event,
+    chosen: Mapping[str, Any],
+    before: Mapping[str, Any],
+    book: Book,
+) -> Iterator[Finding]:
+    giver, p = _value(event.seat), event.payload
+    got, count = p["receiver"], len(p["from_hand"]) + len(p["forwarded"])
+    expected_to = book.target(state, giver)  # type: ignore[arg-type]
+    if giver not in book.participants(state):
+        yield ("rule_transfer", ("PASS-10",), f"{giver} gave in {state}, not one of its players")
+        return
+    if got != expected_to:
+        yield (
+            "rule_transfer",
+            _direction_rules(state, book),
+            f"in {state} {giver} gave to {got}; the rule book says to {expected_to}",
+        )
+    if state.startswith("PAIR_") and count > COURTESY_MOST:
+        yield ("rule_transfer", ("PASS-02",), f"in {state} {giver} gave {count} tiles, over 3")
+    due = _due(state, giver, chosen, before, book)
+    if due is not None and count != due[0]:
+        yield (
+            "rule_transfer",
+            due[1],
+            f"in {state} {giver} gave {count} tile(s); the rule book says {due[0]}",
+        )
+    mine = chosen.get(giver)
+    if mine is not None and (
+        sorted(p["from_hand"]) != sorted(mine["tiles"]) or len(p["forwarded"]) != mine["blind"]
+    ):
+        yield (
+            "rule_transfer",
+            ("PASS-07", "NMJL-07"),
+            f"in {state} {giver} handed over {len(p['from_hand'])} from the hand and "
+            f"{len(p['forwarded'])} blind, not the {len(mine['tiles'])} and {mine['blind']} "
+            "it chose",
+        )
+
+
+def _direction_rules(state: str, book: Book) -> tuple[str, ...]:
+    if not book.standard:
+        return ("FW-01",)
+    if state.startswith("PAIR_"):
+        return ("NMJL-12",)
+    if state.startswith("CHARLESTON_P1"):
+        return ("SEAT-02", "NMJL-01")
+    return ("SEAT-02", "NMJL-04" if book.second_first == "CHARLESTON_P2_L" else "HOUSE-01")
+
+
+def _due(
+    state: str,
+    giver: str,
+    chosen: Mapping[str, Any],
+    before: Mapping[str, Any],
+    book: Book,
+) -> tuple[int, tuple[str, ...]] | None:
+    """How many tiles ``giver`` must hand over in ``state``, by the rule book."""
+    if not state.startswith("PAIR_"):
+        return STANDARD_COUNT, ("PASS-01", "FW-01") if not book.standard else ("PASS-01",)
+    if book.options["courtesy_mode"] == "agreed_min":
+        pair = book.participants(state)
+        offers = [before["offers"].get(s) for s in pair]
+        if None in offers:
+            return None
+        return min(offers), ("NMJL-13",)
+    mine = chosen.get(giver)
+    return (len(mine["tiles"]) if mine else None) or 0, ("HOUSE-03", "PASS-02")
+
+
+def _ding_dong(moved: Sequence[Event]) -> Iterator[Finding]:
+    """FW-04: every player gives one tile to each of the three others."""
+    by_giver: dict[str, list[tuple[str, int]]] = {}
+    for event in moved:
+        p = event.payload
+        by_giver.setdefault(_value(event.seat), []).append(  # type: ignore[arg-type]
+            (p["receiver"], len(p["from_hand"]) + len(p["forwarded"]))
+        )
+    for giver in (s.value for s in SEATS):
+        gifts = sorted(by_giver.get(giver, []))
+        others = sorted((s.value, 1) for s in SEATS if s.value != giver)
+        if gifts != others:
+            yield (
+                "rule_transfer",
+                ("FW-04",),
+                f"in the Ding Dong {giver} gave {gifts}; the rule book says one tile to each "
+                "of the three others",
+            )
+
+
+# -- who may choose what ---------------------------------------------------------------------
+
+
+def _choice(before: Mapping[str, Any], command: Mapping[str, Any], book: Book) -> Iterator[Finding]:
+    name, seat = command["type"], command.get("seat")
+    if name not in PASSING and name != "withdraw_pass":
+        return
+    config = before["configuration"]
+    state = seat_state(config, seat, book)
+    if state is None:
+        yield ("rule_choice", ("PASS-10",), f"{name} by {seat} taken at {stage(config)}")
+        return
+    if name == "withdraw_pass":
+        return
+    tiles = command["tiles"] if name != "give_ding_dong" else [g["tile"] for g in command["gifts"]]
+    held = set(before["racks"][seat]) | set(before["received"][seat])
+    jokers = [t for t in tiles if is_joker(t)]
+    if jokers:
+        yield ("rule_choice", ("PASS-03",), f"{seat}'s {name} naming jokers {jokers} was taken")
+    foreign = [t for t in tiles if t not in held]
+    if foreign:
+        yield (
+            "rule_choice",
+            ("PASS-04",),
+            f"{seat}'s {name} naming tiles {foreign} it does not hold was taken",
+        )
+    blind = command.get("blind", 0) if name != "give_ding_dong" else 0
+    refused_by = book.blind_rule(state)
+    if blind and refused_by is not None:
+        yield (
+            "rule_choice",
+            refused_by,
+            f"{seat}'s {name} forwarding {blind} tile(s) blind was taken at {state}",
+        )
+    if book.options["require_placing"] and before["received"][seat]:
+        yield (
+            "rule_choice",
+            ("PASS-08",),
+            f"{seat}'s {name} was taken with {len(before['received'][seat])} received tile(s) "
+            "not placed",
+        )
+    if not book.standard and state != "DING_DONG":
+        first, second = book.participants(state)
+        if seat == second and first not in before["selections"]:
+            yield (
+                "rule_choice",
+                ("FW-02",),
+                f"in {state} {second} gave before {first}, who gives first",
+            )
+
+
+def seat_state(config: Sequence[str], seat: str | None, book: Book) -> str | None:
+    """The passing state in which ``seat`` chooses now, by the rule book (PASS-10)."""
+    for state in config:
+        if seat in book.participants(state) and (
+            book.direction(state) or not book.standard or state.startswith("PAIR_")
+        ):
+            return state
+    return None
+
+
+# -- declarations and requests ---------------------------------------------------------------
+
+
+def _declare(
+    before: Mapping[str, Any], command: Mapping[str, Any], after: Table, book: Book
+) -> Iterator[Finding]:
+    name, seat, was = command["type"], command.get("seat"), stage(before["configuration"])
+    if name == "declare_mah_jongg":
+        if seat != "east":
+            yield ("rule_declare", ("NMJL-17",), f"{seat} declared Mah Jongg; only East may")
+        if was == "CHARLESTON_P1_R":
+            if before["selections"] or before["passes_resolved"] or before["declaration"]:
+                yield (
+                    "rule_declare",
+                    ("NMJL-14", "NMJL-21"),
+                    "a Heavenly Hand was taken after a choice was confirmed or a hand declared",
+                )
+        elif was == "CHARLESTON_DONE":
+            held = len(before["racks"]["east"]) + len(before["received"]["east"])
+            if held != EAST_HAND:
+                yield ("rule_declare", ("NMJL-15",), f"an Earthly Hand holding {held} tiles")
+        else:
+            yield ("rule_declare", ("NMJL-16",), f"Mah Jongg was declared at {was}")
+    elif name == "vote" and was != "CHARLESTON_DECIDE_STOP":
+        if not book.options.get("late_objection"):
+            yield ("rule_declare", ("HOUSE-04",), f"a vote was taken at {was}: none is late")
+        elif was != book.second_first:
+            yield (
+                "rule_declare",
+                ("NMJL-06",),
+                f"a late objection was taken at {was}, after its window ({book.second_first} only)",
+            )
+        elif command["choice"] != "stop":
+            yield ("rule_declare", ("NMJL-05",), "a late vote other than stop was taken")
+    elif name == "vote" and command["seat"] in before["votes"]:
+        yield ("rule_declare", ("NMJL-02",), f"{command['seat']} voted twice")
+    elif name == "request_ding_dong":
+        yield from _ding_dong_request(before, seat, book)
+
+
+def _ding_dong_request(
+    before: Mapping[str, Any], seat: str | None, book: Book
+) -> Iterator[Finding]:
+    if seat != "east":
+        yield ("rule_declare", ("FW-06",), f"{seat} asked for a Ding Dong; only East may")
+    if not book.ding_dong_this_round:
+        yield ("rule_declare", ("FW-07",), "a Ding Dong was asked on a round without one")
+    if before["ding_dongs"] >= book.options["ding_dong_max"]:
+        yield (
+            "rule_declare",
+            ("FW-05",),
+            f"Ding Dong {before['ding_dongs'] + 1} was taken; the most is "
+            f"{book.options['ding_dong_max']}",
+        )
+    if before["ready"] or before["closed"]:
+        yield ("rule_declare", ("FW-06", "FW-08"), "a Ding Dong was asked after Ready or a close")
+
+
+# -- the courtesy pairs ----------------------------------------------------------------------
+
+
+def _courtesy(
+    before: Mapping[str, Any],
+    command: Mapping[str, Any],
+    events: Sequence[Event],
+    book: Book,
+) -> Iterator[Finding]:
+    if not book.standard:
+        return
+    if command["type"] == "offer_courtesy" and book.options["courtesy_mode"] != "agreed_min":
+        yield ("rule_courtesy", ("HOUSE-03",), "an offer was taken where counts are free")
+    offers = dict(before["offers"])
+    if command["type"] == "offer_courtesy":
+        offers[command["seat"]] = command["count"]
+    for event in events:
+        if event.type != "courtesy_agreed":
+            continue
+        pair = event.payload["pair"]
+        made = [offers.get(s) for s in pair]
+        if None not in made and event.payload["count"] != min(made):  # type: ignore[type-var]
+            yield (
+                "rule_courtesy",
+                ("NMJL-13",),
+                f"the pair {'-'.join(pair)} offered {made} and agreed "
+                f"{event.payload['count']}; the rule book says the smaller",
+            )

@@ -1,0 +1,1 @@
+"""Evidence: tamper marks, integrity anchors and quarantine, the audit and bulk verification."""

@@ -1,0 +1,201 @@
+"""The checker's teeth: rule defects seeded by hand, each caught with the rule it breaks.
+
+Issue 38 lists the defects a reviewer could make that the invariants alone passed (the
+transfers conserve every tile whichever way they go). Each is seeded here into the
+engine in-process (``monkeypatch``, undone after the test), as a reviewer's mistake
+would look, and the exploration (``check --bounded``'s: one interleaving for nmjl and
+house) must fail with the rule id it breaks. Each runs on the smallest option set that
+shows it and stops at the first failure, so the whole set stays within seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from charleston_fsm.engine import checks, views
+from charleston_fsm.engine import table as table_module
+from charleston_fsm.engine.charts.four_winds import FOUR_WINDS_STEPS
+from charleston_fsm.engine.charts.standard import STANDARD_STEPS, StandardTable
+from charleston_fsm.engine.checks import Checks
+from charleston_fsm.engine.resolution import Resolution
+from charleston_fsm.engine.seats import SEATS, Direction, Seat
+from charleston_fsm.engine.steps import Step, exchange, standard
+from charleston_fsm.engine.table import Table
+from charleston_fsm.engine.tiles import face
+from charleston_fsm.exploration import explore
+
+Seed = Callable[[pytest.MonkeyPatch], None]
+
+
+def _first_right_goes_left(mp: pytest.MonkeyPatch) -> None:
+    mp.setitem(
+        STANDARD_STEPS, "CHARLESTON_P1_R", standard("First Charleston: pass Right", Direction.LEFT)
+    )
+
+
+def _second_charleston_order_swapped(mp: pytest.MonkeyPatch) -> None:
+    # the two order guards read the option the wrong way round
+    left, across = StandardTable.second_left_first, StandardTable.second_across_first
+    mp.setattr(StandardTable, "second_left_first", across)
+    mp.setattr(StandardTable, "second_across_first", left)
+
+
+def _one_stop_does_not_stop(mp: pytest.MonkeyPatch) -> None:
+    # a majority decides: one stop among three continues plays the Second Charleston
+    def any_stop(self: StandardTable) -> bool:
+        return list(self.votes.values()).count("stop") >= 2
+
+    def all_continue(self: StandardTable) -> bool:
+        return len(self.votes) == len(SEATS) and list(self.votes.values()).count("continue") >= 3
+
+    mp.setattr(StandardTable, "any_stop", any_stop)
+    mp.setattr(StandardTable, "all_continue", all_continue)
+
+
+def _late_objection_after_its_window(mp: pytest.MonkeyPatch) -> None:
+    # the window counted one pass too long: a stop is still taken in the second pass
+    original = StandardTable.second_across_first
+
+    def second_across_first(self: StandardTable, event: Any, source: Any) -> bool:
+        late = event == "vote" and source.id == "CHARLESTON_P2_A"
+        return late or original(self)
+
+    mp.setattr(StandardTable, "second_across_first", second_across_first)
+
+
+def _courtesy_takes_the_larger(mp: pytest.MonkeyPatch) -> None:
+    def pair_offer(self: StandardTable, pair: int) -> int | None:
+        offers = [self.offers.get(s) for s in ((SEATS[0], SEATS[2]), (SEATS[1], SEATS[3]))[pair]]
+        return None if None in offers else max(offers)  # type: ignore[type-var]
+
+    mp.setattr(StandardTable, "_pair_offer", pair_offer)
+
+
+def _joker_passable(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(checks, "is_joker", lambda tile: False)
+
+
+def _two_where_three(mp: pytest.MonkeyPatch) -> None:
+    step = Step(label="First Charleston: pass Across", direction=Direction.ACROSS, count=2)
+    mp.setitem(STANDARD_STEPS, "CHARLESTON_P1_A", step)
+
+
+def _another_seats_tile(mp: pytest.MonkeyPatch) -> None:
+    # the validator looks a tile up in every hand at the table, not the chooser's
+    original = Checks._check_selection
+
+    def check(self: Any, seat: Seat, step: Step, tiles: list[int], blind: int = 0) -> None:
+        table_class, own = type(self), type(self).hand
+        table_class.hand = lambda t, s: [x for q in SEATS for x in own(t, q)]
+        try:
+            original(self, seat, step, tiles, blind)
+        finally:
+            table_class.hand = own
+
+    mp.setattr(Checks, "_check_selection", check)
+
+
+def _placing_dropped(mp: pytest.MonkeyPatch) -> None:
+    original = Checks._check_selection
+
+    def check(self: Any, seat: Seat, step: Step, tiles: list[int], blind: int = 0) -> None:
+        options = self.options
+        self.options = options.model_copy(update={"require_placing": False})
+        try:
+            original(self, seat, step, tiles, blind)
+        finally:
+            self.options = options
+
+    mp.setattr(Checks, "_check_selection", check)
+
+
+def _last_exchange_wrong_partner(mp: pytest.MonkeyPatch) -> None:
+    sixth = exchange("Exchange 6: West and South", Seat.WEST, Seat.NORTH)
+    mp.setitem(FOUR_WINDS_STEPS, "EXCHANGE_6_WS", sixth)
+
+
+def _last_exchange_wrong_way(mp: pytest.MonkeyPatch) -> None:
+    sixth = exchange("Exchange 6: West and South", Seat.SOUTH, Seat.WEST)
+    mp.setitem(FOUR_WINDS_STEPS, "EXCHANGE_6_WS", sixth)
+
+
+def _faces_in_events(mp: pytest.MonkeyPatch) -> None:
+    original = views.redact
+
+    def redact(event: Any, seat: Seat | None) -> dict[str, Any]:
+        data = original(event, seat)
+        if event.type == "pass_confirmed" and seat is not None and event.seat is not seat:
+            data["payload"]["faces"] = [face(t) for t in event.payload["tiles"]]
+        return data
+
+    mp.setattr(views, "redact", redact)
+
+
+def _blind_on_every_pass(mp: pytest.MonkeyPatch) -> None:
+    # the step's blind mark forgotten: any pass may forward arriving tiles unseen
+    mp.setattr(Table, "blind_max", lambda self, step: 3 if self.blind_pass_option() else 0)
+
+
+def _blind_without_the_option(mp: pytest.MonkeyPatch) -> None:
+    # the ruleset's option forgotten: house's last passes take a blind count
+    mp.setattr(Table, "blind_max", lambda self, step: 3 if step.blind else 0)
+
+
+def _nothing_moves(mp: pytest.MonkeyPatch) -> None:
+    # the resolution reads a pass with tiles as one without: the step ends, no tile moves
+    def resolve(step: Step, declarations: Any) -> Resolution:
+        seats = [s for s in step.participants if s in declarations]
+        return Resolution(handovers=[], kept={s: [] for s in seats}, routes={}, moved=False)
+
+    mp.setattr(table_module, "resolve", resolve)
+
+
+NO_BLIND = {"blind_pass": False}
+NO_DING_DONG = {"ding_dong": "off"}
+#: (defect, its seeding, ruleset, options, the rule id the failure must name)
+DEFECTS: list[tuple[str, Seed, str, dict[str, Any], str]] = [
+    ("first right goes left", _first_right_goes_left, "house", {}, "NMJL-01"),
+    ("nmjl second order swapped", _second_charleston_order_swapped, "nmjl", NO_BLIND, "NMJL-04"),
+    ("one stop vote does not stop", _one_stop_does_not_stop, "house", {}, "NMJL-02"),
+    ("late objection after its window", _late_objection_after_its_window, "nmjl", NO_BLIND,
+     "NMJL-06"),
+    ("courtesy takes the larger count", _courtesy_takes_the_larger, "nmjl", NO_BLIND, "NMJL-13"),
+    ("joker passable", _joker_passable, "house", {}, "PASS-03"),
+    ("2 tiles where 3 are due", _two_where_three, "house", {}, "PASS-01"),
+    ("another seat's tile accepted", _another_seats_tile, "house", {}, "PASS-04"),
+    ("placing dropped", _placing_dropped, "house", {}, "PASS-08"),
+    ("last exchange to the wrong partner", _last_exchange_wrong_partner, "four_winds",
+     NO_DING_DONG, "FW-01"),
+    ("last exchange the wrong way", _last_exchange_wrong_way, "four_winds", NO_DING_DONG, "FW-02"),
+    ("tile faces in a seat's events", _faces_in_events, "house", {}, "PASS-11"),
+    ("a blind pass on every pass", _blind_on_every_pass, "nmjl", {}, "NMJL-07"),
+    ("a blind pass where the ruleset has none", _blind_without_the_option, "house", {},
+     "HOUSE-02"),
+    ("an exchange that moves nothing", _nothing_moves, "four_winds", NO_DING_DONG, "FW-01"),
+]  # fmt: skip
+
+
+def _bounded(ruleset: str, options: dict[str, Any]) -> Any:
+    return explore(
+        ruleset,
+        options,
+        ordered=ruleset != "four_winds",
+        extreme_splits=True,
+        stop_at_failure=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("seed", "ruleset", "options", "rule"),
+    [pytest.param(*d[1:], id=d[0]) for d in DEFECTS],
+)
+def test_a_seeded_rule_defect_fails_with_its_rule_id(
+    monkeypatch: pytest.MonkeyPatch, seed: Seed, ruleset: str, options: dict[str, Any], rule: str
+) -> None:
+    seed(monkeypatch)
+    result = _bounded(ruleset, options)
+    named = {r for f in result.failures for r in f.rules}
+    assert rule in named, [(f.property, f.rules, f.message) for f in result.failures]
