@@ -9,8 +9,12 @@ a bad argument or a known failure into a plain line instead of a traceback.
 
 from __future__ import annotations
 
+import os
+import shlex
+import sys
+
 from . import check, director, play, record, records, reference, serve, tournament, webhooks
-from .errors import PlainErrorsTyper, tidy_help
+from .errors import PROG_ENV, PlainErrorsTyper, tidy_help
 
 app = PlainErrorsTyper(
     help="The Charleston of American Mah Jongg as a statechart.",
@@ -31,3 +35,16 @@ def main() -> None:
 
 
 tidy_help(app)
+
+
+def run_as_module(module: str) -> None:
+    """``python -m MODULE``: the same ``app`` as the ``charleston-fsm`` script, for a Python
+    whose scripts are not on the PATH (a virtual environment not activated).
+
+    Its hints ("try: ... demo -h", "run ... migrate") name the command as it was typed here,
+    interpreter included, so that each runs as printed; a name already set (``./dev cli``)
+    is kept.
+    """
+    python = shlex.quote(sys.orig_argv[0]) if sys.orig_argv else "python"
+    os.environ.setdefault(PROG_ENV, f"{python} -m {module}")
+    app()

@@ -157,9 +157,9 @@ def check_command(
                 **({"coverage": checked.coverage} if checked.coverage is not None else {}),
             }
             rows.append(row)
-            crossed.setdefault(row["ruleset"], Crossings(row["ruleset"])).add(
-                result.crossings, result.options
-            )
+            # keyed by the option set's typed name, not the row's (a row's values are mixed)
+            name = checked.option_set.ruleset
+            crossed.setdefault(name, Crossings(name)).add(result.crossings, result.options)
             line = _line(row)
             if not result.complete:  # a fail-fast run stopped at its failure
                 line += (

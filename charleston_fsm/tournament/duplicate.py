@@ -12,13 +12,13 @@ Until then a finished table's row says where it stopped, its votes and courtesy 
 
 from __future__ import annotations
 
-import csv
-import io
+from collections.abc import Iterator
 from typing import Any
 
 from ..engine.seats import SEATS
 from ..engine.tiles import Deal, describe
 from .results import table_heading
+from .spreadsheet import csv_sheet
 
 #: why the tiles are not shown yet (the JSON's ``withheld``, the page's sentence)
 WITHHELD = (
@@ -143,14 +143,17 @@ def _fill(entry: dict[str, Any], audit: Any, *, with_tiles: bool) -> None:
 def comparison_csv(comparison: dict[str, Any]) -> str:
     """One line per table, seat and pass (a seat with no pass shown: one line without;
     a table still playing: one line that says so); tiles as faces with their ids
-    (``5B#17``), the tiles passed on unseen apart."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, COLUMNS, restval="")
-    writer.writeheader()
+    (``5B#17``), the tiles passed on unseen apart. Written by
+    :func:`~.spreadsheet.csv_sheet`: a player's name cannot run as a formula."""
+    return csv_sheet(COLUMNS, _comparison_lines(comparison))
+
+
+def _comparison_lines(comparison: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The comparison's lines, by column: numbers (table, pass, counts) as numbers."""
     for t in comparison["tables"]:
         line = {"table": t["table"], "game_id": t["game_id"], "label": t["label"] or ""}
         if not t["seats"]:  # still playing, or quarantined: no seat's line yet
-            writer.writerow({**line, "ending": "quarantined" if t["quarantined"] else "playing"})
+            yield {**line, "ending": "quarantined" if t["quarantined"] else "playing"}
             continue
         stopped = t["stopped_after"]
         for seat, s in t["seats"].items():
@@ -166,21 +169,19 @@ def comparison_csv(comparison: dict[str, Any]) -> str:
                 "courtesy_agreed": _count(s["courtesy_agreed"]),
             }
             for p in s["passes"] or []:
-                writer.writerow(
-                    {
-                        **seat_line,
-                        "pass": p["number"],
-                        "step": p["step"],
-                        "step_label": p["label"],
-                        "to": p["to"],
-                        "tiles": describe(p["tiles"]),
-                        "unseen": describe(p["unseen"]),
-                    }
-                )
+                yield {
+                    **seat_line,
+                    "pass": p["number"],
+                    "step": p["step"],
+                    "step_label": p["label"],
+                    "to": p["to"],
+                    "tiles": describe(p["tiles"]),
+                    "unseen": describe(p["unseen"]),
+                }
             if not s["passes"]:
-                writer.writerow(seat_line)
-    return out.getvalue()
+                yield seat_line
 
 
-def _count(value: int | None) -> str:
-    return "" if value is None else str(value)
+def _count(value: int | None) -> int | str:
+    """A courtesy count as a number; empty where there is none."""
+    return "" if value is None else value

@@ -5,11 +5,10 @@ rulings and verdicts, as JSON or CSV
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from ..engine.seats import SEATS
+from .spreadsheet import csv_sheet
 
 COLUMNS = (
     "table",
@@ -90,34 +89,32 @@ def round_results(store: Any, round_id: str) -> dict[str, Any]:
 
 
 def results_csv(results: dict[str, Any]) -> str:
-    """One line per table; rulings and verdicts as readable text in one cell each."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    for t in results["tables"]:
-        rulings = "; ".join(
-            f"{r['kind']}{' ' + r['seat'] if r['seat'] else ''}: {r['text']}" for r in t["rulings"]
-        )
-        verdicts = "; ".join(f"{v['kind']} {v['verdict']}" for v in t["verdicts"])
-        writer.writerow(
-            [
-                t["table"],
-                t["game_id"],
-                t["label"] or "",
-                _by_seat(t.get("players") or {}),
-                _by_seat(t.get("player_ids") or {}),
-                "yes" if t["finished"] else "no",
-                t["finished_at"] or "",
-                t.get("ending") or "",
-                t["ended_reason"] or "",
-                " ".join(t["late_seats"]),
-                _seats(t["seats"]),
-                rulings,
-                verdicts,
-                "yes" if t["quarantined"] else "no",
-            ]
-        )
-    return out.getvalue()
+    """One line per table; rulings and verdicts as readable text in one cell each (written
+    by :func:`~.spreadsheet.csv_sheet`: a name cannot run as a formula)."""
+    return csv_sheet(COLUMNS, (_results_line(t) for t in results["tables"]))
+
+
+def _results_line(t: dict[str, Any]) -> dict[str, Any]:
+    """One table's line, by column: its number as a number, the rest as text."""
+    rulings = "; ".join(
+        f"{r['kind']}{' ' + r['seat'] if r['seat'] else ''}: {r['text']}" for r in t["rulings"]
+    )
+    return {
+        "table": t["table"],
+        "game_id": t["game_id"],
+        "label": t["label"] or "",
+        "players": _by_seat(t.get("players") or {}),
+        "player_ids": _by_seat(t.get("player_ids") or {}),
+        "finished": "yes" if t["finished"] else "no",
+        "finished_at": t["finished_at"] or "",
+        "ending": t.get("ending") or "",
+        "ended_reason": t["ended_reason"] or "",
+        "late_seats": " ".join(t["late_seats"]),
+        "seats": _seats(t["seats"]),
+        "rulings": rulings,
+        "verdicts": "; ".join(f"{v['kind']} {v['verdict']}" for v in t["verdicts"]),
+        "quarantined": "yes" if t["quarantined"] else "no",
+    }
 
 
 def _by_seat(values: dict[str, Any]) -> str:

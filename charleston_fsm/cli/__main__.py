@@ -1,0 +1,6 @@
+"""``python -m charleston_fsm.cli``: the ``charleston-fsm`` command line, without its script."""
+
+from charleston_fsm.cli import run_as_module
+
+if __name__ == "__main__":
+    run_as_module("charleston_fsm.cli")
