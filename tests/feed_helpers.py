@@ -9,6 +9,7 @@ verifies nothing itself; the tests do, from what it kept.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -52,6 +53,8 @@ class Delivery:
     body: bytes
     path: str = "/hook"  # the request's target, as sent
     arrived: float = field(default_factory=time.time)  # Unix seconds
+    #: the sender's end of the connection (address, port): one per connection it opened
+    peer: tuple[str, int] | None = None
 
     @property
     def entry(self) -> dict[str, Any]:
@@ -84,9 +87,10 @@ def receiver(
     answer: Callable[[Delivery], int | tuple[int, dict[str, str]]] | None = None,
     port: int = 0,
     host: str = "127.0.0.1",
+    tls: ssl.SSLContext | None = None,
 ) -> Iterator[Receiver]:
     """A threaded HTTP server on ``host`` (any 127/8 address on Linux) and ``port`` (0:
-    a free one), recording each delivery."""
+    a free one), recording each delivery; HTTPS with ``tls`` (a server context)."""
     got = Receiver()
     if answer is not None:
         got.answer = answer
@@ -97,7 +101,12 @@ def receiver(
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length)
-            delivery = Delivery({k.lower(): v for k, v in self.headers.items()}, body, self.path)
+            delivery = Delivery(
+                {k.lower(): v for k, v in self.headers.items()},
+                body,
+                self.path,
+                peer=self.client_address[:2],
+            )
             answered = got.answer(delivery)
             status, extra = answered if isinstance(answered, tuple) else (answered, {})
             delivery.status = status  # type: ignore[attr-defined]
@@ -118,7 +127,12 @@ def receiver(
     ThreadingHTTPServer.allow_reuse_address = True
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
-    got.url = f"http://{host}:{server.server_address[1]}/hook"
+    if tls is not None:
+        # the handshake is the accepting thread's: a client refusing the certificate
+        # fails its own accept only (socketserver drops an OSError there)
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    scheme = "https" if tls is not None else "http"
+    got.url = f"{scheme}://{host}:{server.server_address[1]}/hook"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -1,7 +1,12 @@
 """Sending webhooks: one signed POST, and the delivery worker of a process.
 
 The URL rule (what a URL may hold, which destinations are allowed) is
-``webhook_urls.py``'s, applied at registration and again before each send.
+``webhook_urls.py``'s, applied at registration and again before each send (at most every
+``CHECKED_SECONDS`` per URL). **A send connects to the addresses that check judged**, never
+to the name's answer of the moment (``webhook_connections.py``): a name rebound to a
+private address after its check (DNS rebinding) cannot take a request there. The request
+still names the URL's host (``Host``; for ``https`` the TLS server name and the
+certificate's name).
 
 **The worker.** Every ``serve`` process runs one :class:`DeliveryWorker`: it claims due
 outbox rows (``store/platform/outbox.py``: leased, ``SKIP LOCKED`` on PostgreSQL, each the first of
@@ -28,9 +33,9 @@ endpoint.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
+import ssl
 import threading
 import time
 from collections import deque
@@ -40,12 +45,12 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from itertools import groupby
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..ledger.webhook_signatures import headers as signed_headers
 from ..store.platform.deliveries import Attempt, Claimed
 from ..store.platform.webhooks import InvalidWebhook
 from .logs import log
+from .webhook_connections import Connections, default_tls
 from .webhook_urls import ALLOW_ENV, check_url, check_url_cached
 
 __all__ = ["ALLOW_ENV", "TIMEOUT_ENV", "DeliveryWorker", "check_url"]
@@ -106,13 +111,6 @@ def body_of(entry: dict[str, Any]) -> bytes:
     return json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
 
 
-class _Connections(threading.local):
-    """Each sending thread's kept-alive connections, by (scheme, host, port)."""
-
-    def __init__(self) -> None:
-        self.open: dict[tuple[str, str, int], http.client.HTTPConnection] = {}
-
-
 class DeliveryWorker:
     """The webhook sender of one ``serve`` process (a daemon thread and its senders)."""
 
@@ -122,7 +120,10 @@ class DeliveryWorker:
         poll: float = POLL_SECONDS,
         senders: int | None = None,
         per_endpoint: int | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: the context ``https`` sends verify with (:func:`default_tls`: the
+        system's trust store); a test's receiver with its own certificate gives its own."""
         self.store = store
         self.poll = poll
         self.senders = senders or int(_number(SENDERS_ENV, SENDERS))
@@ -131,7 +132,8 @@ class DeliveryWorker:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._pool: ThreadPoolExecutor | None = None
-        self._connections = _Connections()
+        #: each sending thread's kept-alive connections (to checked addresses only)
+        self._connections = Connections(tls or default_tls())
         self._lock = threading.Lock()
         #: claims and records take turns: the sender holds one pooled connection at a
         #: time, as the connection budget counts it (store/database/connection_budget.py)
@@ -239,7 +241,7 @@ class DeliveryWorker:
         started = time.monotonic()
         body = body_of(claimed.entry)
         try:
-            url = check_url_cached(claimed.url)
+            destination = check_url_cached(claimed.url)
             secrets = claimed.secrets(datetime.now(UTC))
             sent = signed_headers(
                 claimed.entry["id"],
@@ -248,55 +250,21 @@ class DeliveryWorker:
                 previous=secrets[1] if len(secrets) > 1 else None,
                 key=self.store.anchor_key,
             )
-            status, wait = self._post(url, body, sent, timeout)
-            if wait is not None and status not in (429, 503):
-                wait = None  # Retry-After says when to retry; a delivery is not retried
+            request_headers = {
+                **sent,
+                "content-type": "application/json",
+                "user-agent": USER_AGENT,
+                "content-length": str(len(body)),
+            }
+            status, header = self._connections.post(destination, body, request_headers, timeout)
+            # Retry-After says when to retry: read on a 429 or 503 only (a delivery is
+            # not retried)
+            wait = retry_after(header) if status in (429, 503) else None
             return Attempt(status, None, _ms(started), wait)
         except InvalidWebhook as refused:
             return Attempt(None, refused.message, _ms(started))
         except Exception as exc:
             return Attempt(None, f"{type(exc).__name__}: {exc}"[:500], _ms(started))
-
-    def _post(
-        self, url: str, body: bytes, sent: dict[str, str], timeout: float
-    ) -> tuple[int, float | None]:
-        """POST ``body``; the status and the ``Retry-After`` (seconds) it carried."""
-        parts = urlsplit(url)
-        https = parts.scheme == "https"
-        key = (parts.scheme, parts.hostname or "", parts.port or (443 if https else 80))
-        path = parts.path or "/"
-        if parts.query:
-            path += "?" + parts.query
-        request_headers = {
-            **sent,
-            "content-type": "application/json",
-            "user-agent": USER_AGENT,
-            "content-length": str(len(body)),
-        }
-        for attempt in range(2):  # a kept-alive connection the receiver closed: once more
-            conn = self._connections.open.get(key)
-            if conn is None:
-                kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
-                conn = kind(key[1], key[2], timeout=timeout)
-                self._connections.open[key] = conn
-            try:
-                conn.request("POST", path, body=body, headers=request_headers)
-                response = conn.getresponse()
-                response.read()
-                if response.will_close:
-                    conn.close()
-                    self._connections.open.pop(key, None)
-                return response.status, retry_after(response.getheader("retry-after"))
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-                conn.close()
-                self._connections.open.pop(key, None)
-                if attempt == 1:
-                    raise
-            except BaseException:
-                conn.close()
-                self._connections.open.pop(key, None)
-                raise
-        raise AssertionError("unreachable")
 
 
 class _Run:

@@ -5,6 +5,14 @@ registration (``POST /v1/webhooks``: 422 ``invalid_webhook``) and again before e
 (a name may resolve elsewhere later; a URL that passed is checked again every
 :data:`CHECKED_SECONDS`).
 
+**What a check gives: a** :class:`Destination`. The URL as sent, and the addresses its
+host resolved to when they were judged. The sender connects to those addresses and no
+others (``webhook_connections.py``): it never asks the resolver again. A name whose
+answer changes between the check and the connection (DNS rebinding: a public address
+for the check, ``127.0.0.1`` or ``169.254.169.254`` a moment later) would otherwise send
+the request where the rule refuses. The name stays what the request says it goes to:
+the ``Host`` header, and for ``https`` the TLS server name and the certificate's check.
+
 **What a URL may hold.** ``http`` or ``https``, a host, an optional port (1–65535), a
 path and a query; at most :data:`MAX_URL` characters. No control character (C0, DEL,
 C1), no space and no lone surrogate anywhere: those are refused, never cleaned up (a
@@ -26,7 +34,9 @@ are refused when the IPv4 address is not public (Teredo and the local-use NAT64 
 ``64:ff9b:1::/48`` are not public themselves, whatever they carry). The operator may allow
 destinations in ``CHARLESTON_WEBHOOK_ALLOW`` (comma-separated hosts, addresses or
 networks: ``127.0.0.1,10.1.0.0/16,hooks.internal``), as the tests do for their receiver;
-an allowed IPv4 address also allows the IPv6 forms that carry it.
+an allowed IPv4 address also allows the IPv6 forms that carry it. Every address is
+judged, and only the judged ones are connected to (see "What a check gives" above): the
+rule holds for the address the request goes to, not only for the name's first answer.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ import re
 import socket
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import idna
@@ -184,9 +195,32 @@ def _ascii_host(url: str, host: str) -> str:
     return name
 
 
-def check_url(url: str) -> str:
-    """The URL as stored and sent (:func:`normalise_url`), once every address its host
-    resolves to is allowed; else :class:`InvalidWebhook` (see the module docstring)."""
+@dataclass(frozen=True)
+class Destination:
+    """A webhook URL as checked: what the request names, and where it may go.
+
+    ``url`` is the URL as stored and sent (:func:`normalise_url`); ``host`` its host as
+    the request names it (an IDNA name, or an IP address without brackets) and ``port``
+    its port (the scheme's when the URL has none). ``addresses`` are the ones the host
+    resolved to when they were judged, in the resolver's order: the only ones the sender
+    connects to."""
+
+    url: str
+    scheme: str
+    host: str
+    port: int
+    addresses: tuple[str, ...]
+
+    @property
+    def target(self) -> str:
+        """The request's target: the path (``/`` when empty) and the query."""
+        parts = urlsplit(self.url)
+        return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def check_destination(url: str) -> Destination:
+    """``url``'s :class:`Destination`, once every address its host resolves to is
+    allowed; else :class:`InvalidWebhook` (see the module docstring)."""
     normal = normalise_url(url)
     parts = urlsplit(normal)
     host = parts.hostname or ""
@@ -196,6 +230,7 @@ def check_url(url: str) -> str:
     except (OSError, ValueError) as exc:
         raise InvalidWebhook(f"The webhook host {host!r} does not resolve ({exc}).") from None
     allowed = allow_list()
+    addresses: list[str] = []
     for *_, sockaddr in found:
         address = str(sockaddr[0]).split("%")[0]
         if not _allowed(host, ipaddress.ip_address(address), allowed):
@@ -204,19 +239,29 @@ def check_url(url: str) -> str:
                 "link-local or reserved address (or an IPv6 form carrying one): the service "
                 f"sends only to public ones unless the operator allows it in {ALLOW_ENV}."
             )
-    return normal
+        if address not in addresses:
+            addresses.append(address)
+    return Destination(normal, parts.scheme, host, port, tuple(addresses))
 
 
-_checked: dict[str, tuple[float, str]] = {}
+def check_url(url: str) -> str:
+    """The URL as stored and sent (:func:`normalise_url`), once every address its host
+    resolves to is allowed (:func:`check_destination`): what registration stores."""
+    return check_destination(url).url
 
 
-def check_url_cached(url: str) -> str:
-    """:func:`check_url`, at most once every :data:`CHECKED_SECONDS` per URL that passed
-    (a send re-checks, so a name that moved to a private address is refused within it)."""
+_checked: dict[str, tuple[float, Destination]] = {}
+
+
+def check_url_cached(url: str) -> Destination:
+    """:func:`check_destination`, at most once every :data:`CHECKED_SECONDS` per URL that
+    passed. Within the window a send goes to the addresses checked then, whatever the name
+    resolves to meanwhile; after it the name is resolved and judged again, so a name that
+    moved to a refused address is refused."""
     now = time.monotonic()
-    until, normal = _checked.get(url, (0.0, ""))
-    if until > now:
-        return normal
-    normal = check_url(url)
-    _checked[url] = (now + CHECKED_SECONDS, normal)
-    return normal
+    checked = _checked.get(url)
+    if checked is not None and checked[0] > now:
+        return checked[1]
+    destination = check_destination(url)
+    _checked[url] = (now + CHECKED_SECONDS, destination)
+    return destination
