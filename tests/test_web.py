@@ -540,12 +540,18 @@ def play_until_over(page: Page, shots: Shots, limit: float = 90) -> None:
             press(carry_on)
         elif offered(offer):
             press(offer)
-        elif button.count() and page.locator("#rack .tile.lifted").count() == 0:
+        elif button.count():
             label = (button.all_text_contents() or ["Pass 0"])[0]  # gone meanwhile: look again
             word = label.split()[1]
             need = 0 if word == "no" else int(word)
-            if need:
-                lift(page, need)
+            # tiles lifted by an earlier look whose press found the button not yet offered
+            # (the page still taking the last pass in) count: lift only what is missing, and
+            # press on a later look (CI: 3 lifted, "Pass 3 Across" never pressed again)
+            lifted = page.locator("#rack .tile.lifted").count()
+            if lifted < need:
+                lift(page, need - lifted)
+            for _ in range(lifted - need):  # more than this pass takes: put some back
+                page.locator("#rack .tile.lifted").first.click()
             if offered(button):
                 shots(page, f"pass-{label}")
                 press(button)
