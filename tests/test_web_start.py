@@ -244,8 +244,10 @@ def test_on_a_phone_the_countdown_stays_beside_the_buttons(
                     .find(b => b.textContent.trim().startsWith('Place all'));
                 const dock = document.getElementById('countdown-dock');
                 const felt = document.getElementById('countdown');
-                const gap = actions.getBoundingClientRect().top - dock.getBoundingClientRect().bottom;
-                const ok = seen(placeAll) && seen(dock) && seen(actions.querySelector('button.pass'))
+                const gap = actions.getBoundingClientRect().top
+                    - dock.getBoundingClientRect().bottom;
+                const pass = actions.querySelector('button.pass');
+                const ok = seen(placeAll) && seen(dock) && seen(pass)
                     && !seen(felt) && dock.textContent === felt.textContent
                     && dock.textContent.includes(' s left ') && gap >= 0 && gap < 40;
                 return ok && {gap, text: dock.textContent};
