@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from clock_workers import fire_until_quiet
 from sqlalchemy import select
 
+from charleston_fsm.engine import clock_state
 from charleston_fsm.engine.annotations import from_director
 from charleston_fsm.engine.clocks import parse_time
 from charleston_fsm.engine.commands import ChangePass, ConfirmPass
@@ -248,6 +251,46 @@ def test_expiry_across_a_restart(db_url: str) -> None:
         assert second.reads.table(game_id).passes_resolved == 1
     finally:
         second.dispose()
+
+
+@pytest.fixture
+def conversions(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Every conversion of a stored clock document to its value and back, counted by
+    direction (the real ones run: ``stored`` and ``storing`` call these two)."""
+    calls: Counter[str] = Counter()
+    for name in ("from_document", "to_document"):
+        real = getattr(clock_state, name)
+
+        @functools.wraps(real)
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(clock_state, name, counted)
+    return calls
+
+
+def test_a_firing_converts_the_stored_clock_once_each_way(
+    store: GameStore, conversions: Counter[str]
+) -> None:
+    """The worker converts the document it picked to find what fired, and the write it
+    runs takes that value (read under the same lock) rather than converting the document
+    again: one read and one write of the clock per firing, as per scheduled start."""
+    start_at = datetime.now(UTC) + timedelta(hours=1)
+    held = store.registry.create_game(NewGame(seed=8, start_at=start_at))
+    conversions.clear()
+    assert [g for g, _ in store.clock_worker.fire_due_clocks(now=start_at)] == [held]
+    assert conversions == Counter(from_document=1, to_document=1)
+    assert types(store, held)[-1] == ("game_started", None)
+    assert parse_time(store.reads.view(held)["clock"]["started_at"]) == start_at  # at its time
+
+    game_id = store.registry.create_game(NewGame(seed=7, clock={"confirm_pass": SHORT}))
+    for seat in (Seat.SOUTH, Seat.WEST, Seat.NORTH):
+        store.writes.execute(game_id, ConfirmPass(seat=seat, tiles=plain(store, game_id, seat)))
+    conversions.clear()
+    assert [g for g, _ in fire_after_due(store, game_id)] == [game_id]
+    assert conversions == Counter(from_document=1, to_document=1)
+    assert ("clock_expired", "east") in types(store, game_id)  # it acted for east
 
 
 @pytest.mark.postgres

@@ -6,7 +6,9 @@ the API of a real ``serve`` process."""
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,14 @@ from api_helpers import running
 from feed_helpers import receiver
 from standardwebhooks import Webhook
 
-from charleston_fsm.api.webhook_urls import ALLOW_ENV, check_url, normalise_url
+from charleston_fsm.api import webhook_urls
+from charleston_fsm.api.webhook_urls import (
+    ALLOW_ENV,
+    cached_urls,
+    check_url,
+    check_url_cached,
+    normalise_url,
+)
 from charleston_fsm.store.platform.webhooks import InvalidWebhook
 
 #: destinations refused without the operator's allowance: (URL, why), the IPv4 forms
@@ -144,6 +153,74 @@ def test_a_non_ascii_url_is_encoded_host_by_idna_path_by_percent() -> None:
     )
     assert normalise_url("http://[::FFFF:8.8.8.8]/") == "http://[::ffff:8.8.8.8]/"
     assert normalise_url("https://example.com") == "https://example.com"
+
+
+# -- the cache of checks (check_url_cached) ---------------------------------------------------
+@pytest.fixture
+def empty_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache of its own (the process's may hold other tests' URLs) and loopback allowed:
+    URLs on 127.0.0.1 are checked for real, with no DNS."""
+    monkeypatch.setattr(webhook_urls, "_checked", {})
+    monkeypatch.setenv(ALLOW_ENV, "127.0.0.1")
+
+
+def hook(n: int) -> str:
+    return f"http://127.0.0.1:9/hook/{n}"
+
+
+def test_the_cache_forgets_a_url_once_its_window_ended(
+    empty_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(webhook_urls, "CHECKED_SECONDS", 0.3)
+    first = check_url_cached(hook(1))
+    check_url_cached(hook(2))
+    assert cached_urls() == [hook(1), hook(2)]
+    assert check_url_cached(hook(1)) is first  # within the window: the check then
+    time.sleep(0.35)
+    check_url_cached(hook(3))  # the next check stored sweeps the ended ones
+    assert cached_urls() == [hook(3)]
+    again = check_url_cached(hook(1))
+    assert again is not first and again == first  # checked afresh, to the same answer
+    assert cached_urls() == [hook(3), hook(1)]
+
+
+def test_the_cache_holds_at_most_its_bound_the_oldest_checked_go_first(
+    empty_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(webhook_urls, "CHECKED_MOST", 3)
+    checked = [check_url_cached(hook(n)) for n in range(5)]
+    assert cached_urls() == [hook(2), hook(3), hook(4)]
+    assert check_url_cached(hook(4)) is checked[4]
+    assert check_url_cached(hook(0)) is not checked[0]  # dropped: checked again
+    assert cached_urls() == [hook(3), hook(4), hook(0)]
+
+
+def test_the_senders_threads_never_take_the_cache_past_its_bound(
+    empty_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight threads check 1600 URLs (each twice) while one watches the cache's size."""
+    monkeypatch.setattr(webhook_urls, "CHECKED_MOST", 16)
+    sizes: list[int] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            sizes.append(len(cached_urls()))
+
+    def send(n: int) -> None:
+        assert check_url_cached(hook(n)).addresses == ("127.0.0.1",)
+        assert check_url_cached(hook(n)).url == hook(n)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(send, range(1600)))
+    finally:
+        done.set()
+        watcher.join()
+    assert sizes and max(sizes) <= 16
+    assert len(cached_urls()) == 16
 
 
 # -- over HTTP ---------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 A webhook makes the service send requests where a client says, so the rule is applied at
 registration (``POST /v1/webhooks``: 422 ``invalid_webhook``) and again before every send
 (a name may resolve elsewhere later; a URL that passed is checked again every
-:data:`CHECKED_SECONDS`).
+:data:`CHECKED_SECONDS`, and a process remembers at most :data:`CHECKED_MOST` checks).
 
 **What a check gives: a** :class:`Destination`. The URL as sent, and the addresses its
 host resolved to when they were judged. The sender connects to those addresses and no
@@ -45,6 +45,7 @@ import ipaddress
 import os
 import re
 import socket
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -250,18 +251,47 @@ def check_url(url: str) -> str:
     return check_destination(url).url
 
 
+#: the most URLs :func:`check_url_cached` holds at once: the sender's endpoints come and go,
+#: and a process that sends to many over its life keeps only the recent ones
+CHECKED_MOST = 1024
+
+#: url -> (when its check runs out, its :class:`Destination`), in the order checked; the
+#: lock makes a thread's sweep and eviction see the dict as a whole (the sender's pool
+#: checks URLs from several threads)
 _checked: dict[str, tuple[float, Destination]] = {}
+_checked_lock = threading.Lock()
 
 
 def check_url_cached(url: str) -> Destination:
     """:func:`check_destination`, at most once every :data:`CHECKED_SECONDS` per URL that
     passed. Within the window a send goes to the addresses checked then, whatever the name
     resolves to meanwhile; after it the name is resolved and judged again, so a name that
-    moved to a refused address is refused."""
+    moved to a refused address is refused.
+
+    The cache holds at most :data:`CHECKED_MOST` URLs and serves none past its window:
+    each check it stores first drops every entry whose window ended, then the oldest
+    entries while it is full (a URL no longer sent to goes with the next check of any).
+    A check runs outside the lock (it resolves a name, and a slow resolver must not hold
+    every other send), so two threads may check one URL at once; the one that finishes
+    last is kept."""
     now = time.monotonic()
-    checked = _checked.get(url)
+    with _checked_lock:
+        checked = _checked.get(url)
     if checked is not None and checked[0] > now:
         return checked[1]
     destination = check_destination(url)
-    _checked[url] = (now + CHECKED_SECONDS, destination)
+    with _checked_lock:
+        _checked.pop(url, None)  # stored again at the end: the newest
+        for ended in [u for u, (until, _) in _checked.items() if until <= now]:
+            del _checked[ended]
+        while len(_checked) >= CHECKED_MOST:
+            del _checked[next(iter(_checked))]  # the oldest checked
+        _checked[url] = (now + CHECKED_SECONDS, destination)
     return destination
+
+
+def cached_urls() -> list[str]:
+    """The URLs :func:`check_url_cached` holds now, oldest checked first (what the cache
+    keeps, for diagnostics and its tests)."""
+    with _checked_lock:
+        return list(_checked)

@@ -72,14 +72,20 @@ class ClockWorker(Part):
                     if picked is None:
                         break
                     game_id = picked.id
+                    # the firing's one conversion of the document: the plan takes the
+                    # value (read under the same lock, so the head's clock is this one)
                     clock = stored(picked.clock)
                     firing = clocks.due_firing(clock, moment)
                     start = time_control.due_start(clock, moment)
-                    if firing is not None:
-                        done = work.run(self.writes.act_for_seat(game_id, firing))
+                    if clock is not None and firing is not None:
+                        done = work.run(self.writes.act_for_seat(game_id, firing, clock))
                     elif start is not None:  # a held table's start time came: start it then
                         plan = self.writes.annotation_plan(
-                            game_id, scheduled_start(start), start.command_id, cached=False
+                            game_id,
+                            scheduled_start(start),
+                            start.command_id,
+                            cached=False,
+                            clock=clock,
                         )
                         done = work.run(plan)
                     else:  # moved or paused meanwhile: only the index is stale

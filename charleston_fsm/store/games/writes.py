@@ -50,7 +50,7 @@ from pydantic import ValidationError
 
 from ...engine import errors, turns
 from ...engine.annotations import Annotation
-from ...engine.clock_state import stored, storing
+from ...engine.clock_state import Clock, stored, storing
 from ...engine.clocks import ClockFiring, next_due
 from ...engine.commands import Command, parse_command
 from ...engine.field_errors import field_errors
@@ -142,23 +142,34 @@ class Writes(Part):
         return written
 
     def annotation_plan(
-        self, game_id: str, annotation: Annotation, command_id: str, *, cached: bool
+        self,
+        game_id: str,
+        annotation: Annotation,
+        command_id: str,
+        *,
+        cached: bool,
+        clock: Clock | None = None,
     ) -> Plan:
         """The write of ``annotation`` (``cached``: from this process's head of the game;
-        else read under the game's lock), to run in a unit of work (:meth:`transaction`)."""
+        else read under the game's lock), to run in a unit of work (:meth:`transaction`).
+        ``clock``: the game's clock as the caller already read it under the game's lock in
+        that unit of work (the clock worker's pick), taken as the head's clock rather than
+        converting the same document again."""
 
         def decide(head: Head, now: datetime) -> Turn:
             table = lambda: self.core.load(head.snapshot)  # noqa: E731 - read only, kept warm
             return turns.annotation_turn(table, head.clock, annotation, now, head.last_seq)
 
         command = dict(annotation.command)
-        return Plan(game_id, self._plan(game_id, command_id, command, decide, cached=cached))
+        plan = self._plan(game_id, command_id, command, decide, cached=cached, clock=clock)
+        return Plan(game_id, plan)
 
-    def act_for_seat(self, game_id: str, firing: ClockFiring) -> Plan:
+    def act_for_seat(self, game_id: str, firing: ClockFiring, clock: Clock) -> Plan:
         """The clock acting for ``firing.seat`` (the auto player's command, after a
         ``clock_expired`` row for a timed seat) or flagging it late: the plan, to run in
         the clock worker's unit of work, which holds the game's lock (it writes nothing
-        when there is nothing to do any more).
+        when there is nothing to do any more). ``clock``: the clock the worker found
+        ``firing`` in, read under that lock: the head's clock, not converted again.
         """
 
         def decide(head: Head, now: datetime) -> Turn | None:
@@ -175,7 +186,8 @@ class Writes(Part):
                     self._discard(moved)
                 raise
 
-        return Plan(game_id, self._plan(game_id, firing.command_id, None, decide, cached=False))
+        plan = self._plan(game_id, firing.command_id, None, decide, cached=False, clock=clock)
+        return Plan(game_id, plan)
 
     def add_rider(self, source: RiderSource) -> None:
         """Every write from now on carries the rows ``source`` gives it, in its statement."""
@@ -194,24 +206,34 @@ class Writes(Part):
         decide: Decide,
         *,
         cached: bool,
+        clock: Clock | None = None,
     ) -> Generator[Request, Any, Written | None]:
         """One write, as requests to the database (see the module docstring).
 
         ``command_doc``: what is remembered under the id (``None``: the decision says,
         and a seen id is a duplicate whatever it named); ``cached``: start from this
         process's head of the game; else read it under the lock from the start.
+        ``clock``: the game's clock as the caller read it under the game's lock in this
+        transaction (``None``: not read); the first read of the head takes it instead of
+        converting the document it finds (the same document: the lock was held between).
         """
         head = self.core.served.get(game_id) if cached else None
         fresh, lock = head is None, not cached
+        known = clock if not cached else None
         while True:
             if head is None:
                 found = yield Read(game_id, command_id, lock)
                 _check_head(game_id, found)
+                # the store's edge: the document converted once per read
+                found_clock = known if known is not None else stored(found.clock)
+                known = None  # a later read (a retry) converts what it finds
                 if found.seen_command is not None:
-                    result = yield from self._seen(game_id, command_id, command_doc, found)
+                    result = yield from self._seen(
+                        game_id, command_id, command_doc, found, found_clock
+                    )
                     whole = found.projection_seq == found.last_seq
-                    return Written(game_id, result, _head_of(found) if whole else None)
-                head = _head_of(found)
+                    return Written(game_id, result, _head_of(found, found_clock) if whole else None)
+                head = _head_of(found, found_clock)
             now = _now()
             try:
                 decision = decide(head, now)
@@ -230,9 +252,9 @@ class Writes(Part):
             assert doc is not None
             append, after = self._append(game_id, command_id, doc, head, decision, now)
             if (yield Write(append)):
-                stored = [StoredEvent(**row) for row in append.rows]
+                events = [StoredEvent(**row) for row in append.rows]
                 result = ExecuteResult(
-                    stored, snapshot=after.snapshot, command_id=command_id, clock=after.clock
+                    events, snapshot=after.snapshot, command_id=command_id, clock=after.clock
                 )
                 return Written(game_id, result, after)
             self.core.served.forget(game_id)
@@ -241,9 +263,15 @@ class Writes(Part):
             head, fresh, lock = None, True, True
 
     def _seen(
-        self, game_id: str, command_id: str, command_doc: Mapping[str, Any] | None, found: Any
+        self,
+        game_id: str,
+        command_id: str,
+        command_doc: Mapping[str, Any] | None,
+        found: Any,
+        clock: Clock | None,
     ) -> Generator[Request, Any, ExecuteResult]:
-        """A command id seen before: the events it wrote then, or the conflict."""
+        """A command id seen before: the events it wrote then, or the conflict; ``clock``:
+        the game's clock as the read found it, converted."""
         if command_doc is not None and found.seen_command != command_doc:
             raise CommandIdConflict(
                 f"Command id {command_id!r} was already used for another command "
@@ -256,7 +284,7 @@ class Writes(Part):
             duplicate=True,
             snapshot=found.snapshot,
             command_id=command_id,
-            clock=stored(found.clock),
+            clock=clock,
         )
 
     def _moving(self, snapshot: Mapping[str, Any]) -> Table:
@@ -343,9 +371,8 @@ def _check_head(game_id: str, head: Any) -> None:
         )
 
 
-def _head_of(found: Any) -> Head:
-    """The head a read found: its clock converted here, once (the store's edge)."""
-    clock = stored(found.clock)
+def _head_of(found: Any, clock: Clock | None) -> Head:
+    """The head a read found, with its clock as converted once where it was read."""
     return Head(found.last_seq, found.epoch, found.head_hash, found.snapshot, clock)
 
 
