@@ -4,15 +4,18 @@ A blind step resolves as one chain: the player giving the most tiles from the ha
 starts (a tie goes to the earlier seat in turn order, East first), then each receiver in
 turn; at each turn a player hands over what it still owes from its hand, then forwards,
 unseen, as many of the tiles waiting for it as its blind count still asks for, the first
-to arrive the first forwarded; turns go on until everyone has given its count. With no
-tile from any hand nothing moves (NMJL-10, NMJL-11).
+to arrive the first forwarded (tiles handed over together arrive in the order their giver
+named them, its own before those it forwards); turns go on until everyone has given its
+count. With no tile from any hand nothing moves (NMJL-10, NMJL-11).
 
-Who forwards which tile is the whole of what the chain decides: the counts are the same
-whatever the order (``rule_transfer`` checks those), so an engine that starts the chain
-with the wrong player, or walks the table the wrong way, keeps every count and every
-tile and still hands players tiles the book does not. :func:`routes` is the book's
-answer, written from the rule's statement and decision (docs/rules.md), never from
-:mod:`charleston_fsm.engine.resolution`, which it judges.
+The counts are the same however the tiles are forwarded (``rule_transfer`` checks
+those); which tile each player forwards is what the chain decides. An engine that
+forwards the last tile to arrive instead of the first keeps every count and every tile
+and still hands players tiles the book does not: :func:`routes` is the book's answer,
+written from the rule's statement and decision (docs/rules.md), never from
+:mod:`charleston_fsm.engine.resolution`, which it judges. Who starts, and the order of
+the turns, change no route: each player receives from one giver only and sends its own
+tiles, then the first of those it receives, whenever its turns come (docs/mutation.md).
 """
 
 from __future__ import annotations
