@@ -10,14 +10,15 @@ shows it and stops at the first failure, so the whole set stays within seconds.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from charleston_fsm.engine import checks, views
+from charleston_fsm.engine import checks, resolution, views
 from charleston_fsm.engine import table as table_module
-from charleston_fsm.engine.charts.four_winds import FOUR_WINDS_STEPS
+from charleston_fsm.engine.charts.four_winds import FOUR_WINDS_STEPS, FourWindsTable
 from charleston_fsm.engine.charts.standard import STANDARD_STEPS, StandardTable
 from charleston_fsm.engine.checks import Checks
 from charleston_fsm.engine.resolution import Resolution
@@ -153,8 +154,33 @@ def _nothing_moves(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(table_module, "resolve", resolve)
 
 
+def _moved_recorded_wrong(mp: pytest.MonkeyPatch) -> None:
+    # the resolution's record says nothing moved (what players and spectators read) while
+    # its handovers moved every tile
+    original = resolution.resolve
+
+    def resolve(step: Step, declarations: Any) -> Resolution:
+        return dataclasses.replace(original(step, declarations), moved=False)
+
+    mp.setattr(table_module, "resolve", resolve)
+
+
+def _ding_dong_kept_with_a_blind_count(mp: pytest.MonkeyPatch) -> None:
+    # a Ding Dong's gifts kept with a blind count (a Declaration's default gone wrong): the
+    # seat's view shows a blind pass that Four Winds has not
+    original = FourWindsTable.record_gifts
+
+    def record_gifts(self: FourWindsTable, seat: Seat, command: Any) -> None:
+        original(self, seat, command)
+        self.selections[seat] = dataclasses.replace(self.selections[seat], blind=1)
+
+    mp.setattr(FourWindsTable, "record_gifts", record_gifts)
+
+
 NO_BLIND = {"blind_pass": False}
 NO_DING_DONG = {"ding_dong": "off"}
+#: a deal whose round plays no Charleston: the Ding Dong window straight away
+DING_DONG_ONLY = {"charleston": "last_round", "ding_dong_max": 1}
 #: (defect, its seeding, ruleset, options, the rule id the failure must name)
 DEFECTS: list[tuple[str, Seed, str, dict[str, Any], str]] = [
     ("first right goes left", _first_right_goes_left, "house", {}, "NMJL-01"),
@@ -175,6 +201,9 @@ DEFECTS: list[tuple[str, Seed, str, dict[str, Any], str]] = [
     ("a blind pass where the ruleset has none", _blind_without_the_option, "house", {},
      "HOUSE-02"),
     ("an exchange that moves nothing", _nothing_moves, "four_winds", NO_DING_DONG, "FW-01"),
+    ("a pass recorded as moving nothing", _moved_recorded_wrong, "house", {}, "PASS-07"),
+    ("a Ding Dong kept with a blind count", _ding_dong_kept_with_a_blind_count, "four_winds",
+     DING_DONG_ONLY, "PASS-05"),
 ]  # fmt: skip
 
 

@@ -13,12 +13,15 @@ before it (its snapshot), the command, the events it caused and the table after:
 - ``rule_transfer``: every handover's giver, receiver and count (SEAT-02, PASS-01,
   PASS-07, NMJL-07, NMJL-12, NMJL-13, HOUSE-03, FW-01, FW-04): the receiver the pass's
   direction or pair names, 3 tiles a standard pass or exchange, the agreed smaller
-  count of a courtesy pair, exactly the tiles the giver chose;
-- ``rule_choice``: who may choose what (PASS-03, PASS-04, PASS-08, PASS-10, NMJL-07,
-  HOUSE-02, FW-02): no joker and no tile outside the chooser's hand is ever taken, no
-  blind pass but on the last pass of a Charleston that allows one, received tiles are
-  placed first where placing is required, only the step's players act, the first-named player
-  of an exchange gives first;
+  count of a courtesy pair, exactly the tiles the giver chose; and what the resolution
+  records (PASS-07, NMJL-09): whether anything moved or went blind, and every tile's
+  route, the one the book's IOU chain (:mod:`.blind_chain`) gives it;
+- ``rule_choice``: who may choose what (PASS-03, PASS-04, PASS-05, PASS-08, PASS-10,
+  NMJL-07, HOUSE-02, FW-02, FW-04): no joker and no tile outside the chooser's hand is
+  ever taken, no blind pass but on the last pass of a Charleston that allows one,
+  received tiles are placed first where placing is required, only the step's players
+  act, the first-named player of an exchange gives first, and a choice is kept exactly
+  as it was made until its step resolves;
 - ``rule_declare``: who may declare or ask, and when (NMJL-14 to NMJL-17, FW-05 to
   FW-08); ``rule_courtesy``: offers and the agreed count (NMJL-13, HOUSE-03);
 - ``rule_secrecy``: no *face* of a tile a seat never held in what it is sent, none at
@@ -34,12 +37,14 @@ in those places disagrees with the book and is caught.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ..engine.events import Event
-from ..engine.seats import SEATS
+from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
 from ..engine.tiles import is_joker
+from . import blind_chain
 from .properties import Finding
 from .rule_book import COURTESY_MOST, EAST_HAND, STANDARD_COUNT, Book
 
@@ -86,7 +91,9 @@ def transition(
     return [
         *_flow(before, command, after, book),
         *_transfers(before, command, events, book),
+        *_resolutions(before, command, events, book),
         *_choice(before, command, book),
+        *_kept_choice(command, after),
         *_declare(before, command, after, book),
         *_courtesy(before, command, events, book),
     ]
@@ -221,6 +228,57 @@ def _transfers(
                 "rule_transfer",
                 ("PASS-06", "PASS-07"),
                 f"{state} resolved but {', '.join(missing)} handed over nothing",
+            )
+
+
+def _resolutions(
+    before: Mapping[str, Any],
+    command: Mapping[str, Any],
+    events: Sequence[Event],
+    book: Book,
+) -> Iterator[Finding]:
+    """What a resolved step records of itself (``pass_resolved``): that tiles moved, and
+    that some went blind, exactly when its handovers say so (PASS-07: every transfer is
+    recorded; players and spectators read "nothing moved" from it), and every tile's
+    route, the one the rule book's chain gives it from the players' choices (NMJL-09:
+    who starts, the way round, which waiting tiles each forwards)."""
+    for event in events:
+        if event.type != "pass_resolved":
+            continue
+        state, p = event.payload["step"], event.payload
+        handed = [
+            e.payload
+            for e in events
+            if e.type == "tiles_transferred" and e.payload["step"] == state
+        ]
+        moved = any(h["from_hand"] or h["forwarded"] for h in handed)
+        blind = any(h["forwarded"] for h in handed)
+        if p["moved"] != moved or p["blind"] != blind:
+            yield (
+                "rule_transfer",
+                ("PASS-07",),
+                f"{state} resolved recording moved={p['moved']} and blind={p['blind']}; its "
+                f"handovers moved {'tiles' if moved else 'nothing'}, "
+                f"{'some' if blind else 'none'} blind",
+            )
+        players = book.participants(state)
+        chosen = _chosen_after(before, command)
+        if not players or book.target(state, players[0]) is None:
+            continue  # a Ding Dong: each tile names its receiver (_ding_dong)
+        if not all(s in chosen for s in players):
+            continue  # not resolved from choices: rule_flow and rule_transfer say so
+        expected = blind_chain.routes(players, partial(book.target, state), chosen)
+        recorded = {int(t): list(r) for t, r in p["routes"].items()}
+        wrong = sorted(
+            t for t in set(expected) | set(recorded) if expected.get(t) != recorded.get(t)
+        )
+        if wrong:
+            tile = wrong[0]
+            yield (
+                "rule_transfer",
+                ("PASS-07", "NMJL-09") if book.standard else ("PASS-07", "FW-01"),
+                f"in {state} tile {tile} went {recorded.get(tile)}; the rule book's chain "
+                f"sends it {expected.get(tile)} ({len(wrong)} tile(s) routed otherwise)",
             )
 
 
@@ -380,6 +438,31 @@ def _choice(before: Mapping[str, Any], command: Mapping[str, Any], book: Book) -
                 ("FW-02",),
                 f"in {state} {second} gave before {first}, who gives first",
             )
+
+
+def _kept_choice(command: Mapping[str, Any], after: Table) -> Iterator[Finding]:
+    """A confirmed choice is locked as it was made (PASS-05): until its step resolves the
+    table keeps, and shows the seat, exactly the tiles, blind count and receivers the
+    command named; a Ding Dong's gifts have no blind count (FW-04: one tile to each)."""
+    name, seat = command["type"], command.get("seat")
+    if name not in PASSING or seat is None:
+        return
+    kept = after.selections.get(Seat(seat))
+    if kept is None:
+        return  # the step resolved: rule_transfer judges what moved
+    if name == "give_ding_dong":
+        gifts = command["gifts"]
+        made = ([g["tile"] for g in gifts], 0, [_value(g["to"]) for g in gifts])
+    else:
+        made = (list(command["tiles"]), command.get("blind", 0), [])
+    held = (list(kept.tiles), kept.blind, [t.value for t in kept.targets])
+    if held != made:
+        yield (
+            "rule_choice",
+            ("PASS-05", "FW-04") if name == "give_ding_dong" else ("PASS-05",),
+            f"{seat}'s {name} of {made[0]} ({made[1]} blind) is kept as {held[0]} "
+            f"({held[1]} blind)" + (f", to {held[2]} not {made[2]}" if held[2] != made[2] else ""),
+        )
 
 
 def seat_state(config: Sequence[str], seat: str | None, book: Book) -> str | None:
