@@ -45,7 +45,8 @@ from ..engine.table import Table
 from ..engine.tiles import is_joker
 from .properties import Finding
 from .rule_book import COURTESY_MOST, STANDARD_COUNT, TURN_ORDER, Book
-from .rule_properties import seat_state, stage
+from .rule_properties import stage
+from .transfer_rules import seat_state
 
 #: what a spoiled choice must be refused with: its name, the code, the rules it may name
 Expectation = tuple[str, str, tuple[str, ...]]

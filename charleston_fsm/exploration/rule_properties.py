@@ -37,18 +37,16 @@ in those places disagrees with the book and is caught.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from ..engine.events import Event
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
 from ..engine.tiles import is_joker
-from . import blind_chain
+from . import transfer_rules
 from .properties import Finding
-from .rule_book import COURTESY_MOST, EAST_HAND, STANDARD_COUNT, Book
-
-PASSING = frozenset({"confirm_pass", "change_pass", "give_ding_dong"})
+from .rule_book import EAST_HAND, Book
+from .transfer_rules import PASSING, chosen_after, seat_state, value
 
 #: the properties this module checks on every accepted command
 NAMES = (
@@ -59,11 +57,6 @@ NAMES = (
     "rule_courtesy",
     "rule_secrecy",
 )
-
-
-def _value(seat: Any) -> str | None:
-    value: str | None = getattr(seat, "value", seat)
-    return value
 
 
 def stage(configuration: Sequence[str]) -> str:
@@ -90,8 +83,8 @@ def transition(
     """Every rule property of one accepted command (the module's docstring)."""
     return [
         *_flow(before, command, after, book),
-        *_transfers(before, command, events, book),
-        *_resolutions(before, command, events, book),
+        *transfer_rules.transfers(before, command, events, book),
+        *transfer_rules.resolutions(before, command, events, book),
         *_choice(before, command, book),
         *_kept_choice(command, after),
         *_declare(before, command, after, book),
@@ -118,19 +111,6 @@ def _flow(
     )
 
 
-def _chosen_after(before: Mapping[str, Any], command: Mapping[str, Any]) -> dict[str, Any]:
-    """The choices of the step once ``command`` is taken (confirm, change, withdraw)."""
-    chosen = dict(before["selections"])
-    seat, name = command.get("seat"), command["type"]
-    if name in ("confirm_pass", "change_pass"):
-        chosen[seat] = {"tiles": command["tiles"], "blind": command.get("blind", 0)}
-    elif name == "give_ding_dong":
-        chosen[seat] = {"tiles": [g["tile"] for g in command["gifts"]], "blind": 0}
-    elif name == "withdraw_pass":
-        chosen.pop(seat, None)
-    return chosen
-
-
 def _expected_stage(
     was: str, before: Mapping[str, Any], command: Mapping[str, Any], book: Book
 ) -> tuple[str, tuple[str, ...], str] | None:
@@ -139,7 +119,7 @@ def _expected_stage(
     if book.standard:
         return _standard_stage(was, before, command, book)
     if name in ("confirm_pass", "change_pass", "give_ding_dong", "withdraw_pass"):
-        chosen = _chosen_after(before, command)
+        chosen = chosen_after(before, command)
         if not all(s in chosen for s in book.participants(was)):
             return was, ("PASS-06",), "not every player of the step has chosen"
         if was == "DING_DONG":
@@ -167,7 +147,7 @@ def _standard_stage(
             return "CHARLESTON_DONE", ("NMJL-14",), "a Heavenly Hand ends it at once"
         if name not in ("confirm_pass", "change_pass", "withdraw_pass"):
             return was, ("SVC-01",), f"{name} moves no step"
-        chosen = _chosen_after(before, command)
+        chosen = chosen_after(before, command)
         if not all(s in chosen for s in book.participants(was)):
             return was, ("PASS-06",), "not every player has chosen"
         if was == "CHARLESTON_P1_L":
@@ -196,197 +176,6 @@ def _standard_stage(
         reopen = declared.get("kind") == "heavenly" and command.get("verdict") == "invalid"
         return ("CHARLESTON_P1_R" if reopen else was), ("NMJL-21",), "the director's verdict"
     return was, ("SVC-01",), f"{name} moves no step"
-
-
-# -- who gives what to whom ------------------------------------------------------------------
-
-
-def _transfers(
-    before: Mapping[str, Any],
-    command: Mapping[str, Any],
-    events: Sequence[Event],
-    book: Book,
-) -> Iterator[Finding]:
-    handovers: dict[str, list[Event]] = {}
-    for event in events:
-        if event.type == "tiles_transferred":
-            handovers.setdefault(event.payload["step"], []).append(event)
-    chosen = _chosen_after(before, command)
-    if not handovers:
-        yield from _nothing_handed_over(before, command, chosen, book)
-        return
-    for state, moved in handovers.items():
-        if state == "DING_DONG":
-            yield from _ding_dong(moved)
-            continue
-        for event in moved:
-            yield from _handover(state, event, chosen, before, book)
-        givers = {_value(e.seat) for e in moved}
-        missing = [s for s in book.participants(state) if s not in givers]
-        if missing:
-            yield (
-                "rule_transfer",
-                ("PASS-06", "PASS-07"),
-                f"{state} resolved but {', '.join(missing)} handed over nothing",
-            )
-
-
-def _resolutions(
-    before: Mapping[str, Any],
-    command: Mapping[str, Any],
-    events: Sequence[Event],
-    book: Book,
-) -> Iterator[Finding]:
-    """What a resolved step records of itself (``pass_resolved``): that tiles moved, and
-    that some went blind, exactly when its handovers say so (PASS-07: every transfer is
-    recorded; players and spectators read "nothing moved" from it), and every tile's
-    route, the one the rule book's chain gives it from the players' choices (NMJL-09:
-    who starts, the way round, which waiting tiles each forwards)."""
-    for event in events:
-        if event.type != "pass_resolved":
-            continue
-        state, p = event.payload["step"], event.payload
-        handed = [
-            e.payload
-            for e in events
-            if e.type == "tiles_transferred" and e.payload["step"] == state
-        ]
-        moved = any(h["from_hand"] or h["forwarded"] for h in handed)
-        blind = any(h["forwarded"] for h in handed)
-        if p["moved"] != moved or p["blind"] != blind:
-            yield (
-                "rule_transfer",
-                ("PASS-07",),
-                f"{state} resolved recording moved={p['moved']} and blind={p['blind']}; its "
-                f"handovers moved {'tiles' if moved else 'nothing'}, "
-                f"{'some' if blind else 'none'} blind",
-            )
-        players = book.participants(state)
-        chosen = _chosen_after(before, command)
-        if not players or book.target(state, players[0]) is None:
-            continue  # a Ding Dong: each tile names its receiver (_ding_dong)
-        if not all(s in chosen for s in players):
-            continue  # not resolved from choices: rule_flow and rule_transfer say so
-        expected = blind_chain.routes(players, partial(book.target, state), chosen)
-        recorded = {int(t): list(r) for t, r in p["routes"].items()}
-        wrong = sorted(
-            t for t in set(expected) | set(recorded) if expected.get(t) != recorded.get(t)
-        )
-        if wrong:
-            tile = wrong[0]
-            yield (
-                "rule_transfer",
-                ("PASS-07", "NMJL-09") if book.standard else ("PASS-07", "FW-01"),
-                f"in {state} tile {tile} went {recorded.get(tile)}; the rule book's chain "
-                f"sends it {expected.get(tile)} ({len(wrong)} tile(s) routed otherwise)",
-            )
-
-
-def _nothing_handed_over(
-    before: Mapping[str, Any], command: Mapping[str, Any], chosen: Mapping[str, Any], book: Book
-) -> Iterator[Finding]:
-    """A command that completed a step's choices, some with tiles from a hand, must hand
-    them over (PASS-07; FW-01, FW-04): a resolution that moves nothing is not one."""
-    if command["type"] not in PASSING:
-        return
-    state = seat_state(before["configuration"], command.get("seat"), book)
-    if state is None or state.startswith("PAIR_"):
-        return  # the courtesy pairs: rule_courtesy and the pairs' own transfers
-    players = book.participants(state)
-    if all(s in chosen for s in players) and any(chosen[s]["tiles"] for s in players):
-        rules = ("PASS-07",) if book.standard else ("FW-01", "FW-04")
-        yield ("rule_transfer", rules, f"{state} resolved but no tile was handed over")
-
-
-def _handover(
-    state: str,
-    event: Event,
-    chosen: Mapping[str, Any],
-    before: Mapping[str, Any],
-    book: Book,
-) -> Iterator[Finding]:
-    giver, p = _value(event.seat), event.payload
-    got, count = p["receiver"], len(p["from_hand"]) + len(p["forwarded"])
-    expected_to = book.target(state, giver)  # type: ignore[arg-type]
-    if giver not in book.participants(state):
-        yield ("rule_transfer", ("PASS-10",), f"{giver} gave in {state}, not one of its players")
-        return
-    if got != expected_to:
-        yield (
-            "rule_transfer",
-            _direction_rules(state, book),
-            f"in {state} {giver} gave to {got}; the rule book says to {expected_to}",
-        )
-    if state.startswith("PAIR_") and count > COURTESY_MOST:
-        yield ("rule_transfer", ("PASS-02",), f"in {state} {giver} gave {count} tiles, over 3")
-    due = _due(state, giver, chosen, before, book)
-    if due is not None and count != due[0]:
-        yield (
-            "rule_transfer",
-            due[1],
-            f"in {state} {giver} gave {count} tile(s); the rule book says {due[0]}",
-        )
-    mine = chosen.get(giver)
-    if mine is not None and (
-        sorted(p["from_hand"]) != sorted(mine["tiles"]) or len(p["forwarded"]) != mine["blind"]
-    ):
-        yield (
-            "rule_transfer",
-            ("PASS-07", "NMJL-07"),
-            f"in {state} {giver} handed over {len(p['from_hand'])} from the hand and "
-            f"{len(p['forwarded'])} blind, not the {len(mine['tiles'])} and {mine['blind']} "
-            "it chose",
-        )
-
-
-def _direction_rules(state: str, book: Book) -> tuple[str, ...]:
-    if not book.standard:
-        return ("FW-01",)
-    if state.startswith("PAIR_"):
-        return ("NMJL-12",)
-    if state.startswith("CHARLESTON_P1"):
-        return ("SEAT-02", "NMJL-01")
-    return ("SEAT-02", "NMJL-04" if book.second_first == "CHARLESTON_P2_L" else "HOUSE-01")
-
-
-def _due(
-    state: str,
-    giver: str,
-    chosen: Mapping[str, Any],
-    before: Mapping[str, Any],
-    book: Book,
-) -> tuple[int, tuple[str, ...]] | None:
-    """How many tiles ``giver`` must hand over in ``state``, by the rule book."""
-    if not state.startswith("PAIR_"):
-        return STANDARD_COUNT, ("PASS-01", "FW-01") if not book.standard else ("PASS-01",)
-    if book.options["courtesy_mode"] == "agreed_min":
-        pair = book.participants(state)
-        offers = [before["offers"].get(s) for s in pair]
-        if None in offers:
-            return None
-        return min(offers), ("NMJL-13",)
-    mine = chosen.get(giver)
-    return (len(mine["tiles"]) if mine else None) or 0, ("HOUSE-03", "PASS-02")
-
-
-def _ding_dong(moved: Sequence[Event]) -> Iterator[Finding]:
-    """FW-04: every player gives one tile to each of the three others."""
-    by_giver: dict[str, list[tuple[str, int]]] = {}
-    for event in moved:
-        p = event.payload
-        by_giver.setdefault(_value(event.seat), []).append(  # type: ignore[arg-type]
-            (p["receiver"], len(p["from_hand"]) + len(p["forwarded"]))
-        )
-    for giver in (s.value for s in SEATS):
-        gifts = sorted(by_giver.get(giver, []))
-        others = sorted((s.value, 1) for s in SEATS if s.value != giver)
-        if gifts != others:
-            yield (
-                "rule_transfer",
-                ("FW-04",),
-                f"in the Ding Dong {giver} gave {gifts}; the rule book says one tile to each "
-                "of the three others",
-            )
 
 
 # -- who may choose what ---------------------------------------------------------------------
@@ -452,7 +241,7 @@ def _kept_choice(command: Mapping[str, Any], after: Table) -> Iterator[Finding]:
         return  # the step resolved: rule_transfer judges what moved
     if name == "give_ding_dong":
         gifts = command["gifts"]
-        made = ([g["tile"] for g in gifts], 0, [_value(g["to"]) for g in gifts])
+        made = ([g["tile"] for g in gifts], 0, [value(g["to"]) for g in gifts])
     else:
         made = (list(command["tiles"]), command.get("blind", 0), [])
     held = (list(kept.tiles), kept.blind, [t.value for t in kept.targets])
@@ -463,16 +252,6 @@ def _kept_choice(command: Mapping[str, Any], after: Table) -> Iterator[Finding]:
             f"{seat}'s {name} of {made[0]} ({made[1]} blind) is kept as {held[0]} "
             f"({held[1]} blind)" + (f", to {held[2]} not {made[2]}" if held[2] != made[2] else ""),
         )
-
-
-def seat_state(config: Sequence[str], seat: str | None, book: Book) -> str | None:
-    """The passing state in which ``seat`` chooses now, by the rule book (PASS-10)."""
-    for state in config:
-        if seat in book.participants(state) and (
-            book.direction(state) or not book.standard or state.startswith("PAIR_")
-        ):
-            return state
-    return None
 
 
 # -- declarations and requests ---------------------------------------------------------------
