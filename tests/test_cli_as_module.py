@@ -14,15 +14,33 @@ import pytest
 
 from charleston_fsm.cli import app
 
+#: the program's name from outside, and what would colour the help for a terminal
+OUTSIDE_SETTINGS = {"CHARLESTON_FSM_PROG", "FORCE_COLOR", "TTY_COMPATIBLE", "GITHUB_ACTIONS"}
 
-def python_m(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m MODULE ARGS`` outside the clone, its program name not set from outside."""
-    env = {k: v for k, v in os.environ.items() if k != "CHARLESTON_FSM_PROG"}
+
+def words(text: str) -> str:
+    """The help's words with its layout taken out: Click wraps the usage line at its own
+    width, so where it breaks depends on how long the interpreter's path is."""
+    return " ".join(text.split())
+
+
+def plain(prog: str | None = None) -> dict[str, str]:
+    """This process's environment without colour, its program name set only when given."""
+    env = {k: v for k, v in os.environ.items() if k not in OUTSIDE_SETTINGS}
+    named = {"CHARLESTON_FSM_PROG": prog} if prog is not None else {}
+    return {**env, "COLUMNS": "200", "NO_COLOR": "1", **named}
+
+
+def python_m(
+    module: str, *args: str, cwd: Path, prog: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` outside the clone, in plain text, its program name set from
+    outside only when ``prog`` is given."""
     return subprocess.run(
         [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
-        env={**env, "COLUMNS": "200"},
+        env=plain(prog),
         cwd=cwd,
         timeout=120,
     )
@@ -32,7 +50,7 @@ def python_m(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[
 def test_python_m_runs_the_command_line(module: str, tmp_path: Path) -> None:
     helped = python_m(module, "--help", cwd=tmp_path)
     assert helped.returncode == 0, helped.stderr
-    assert f"Usage: {sys.executable} -m {module} [OPTIONS] COMMAND" in helped.stdout
+    assert f"Usage: {sys.executable} -m {module} [OPTIONS] COMMAND" in words(helped.stdout)
     for command in app.registered_commands:
         if command.name:
             assert f" {command.name} " in helped.stdout, command.name
@@ -48,20 +66,11 @@ def test_python_m_runs_the_command_line(module: str, tmp_path: Path) -> None:
     hint = refused.stderr.splitlines()[-1]
     assert hint == f"({sys.executable} -m {module} demo -h lists what it accepts)"
     argv = shlex.split(hint.removeprefix("(").removesuffix(" lists what it accepts)"))
-    env = {k: v for k, v in os.environ.items() if k != "CHARLESTON_FSM_PROG"}
-    shown = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
+    shown = subprocess.run(argv, capture_output=True, text=True, env=plain(), cwd=tmp_path)
     assert shown.returncode == 0 and "--ruleset" in shown.stdout, shown.stderr
 
 
 def test_a_name_set_from_outside_is_kept(tmp_path: Path) -> None:
     """``./dev cli`` names itself; ``python -m`` under it does not rename it."""
-    env = {**os.environ, "CHARLESTON_FSM_PROG": "./dev cli", "COLUMNS": "200"}
-    done = subprocess.run(
-        [sys.executable, "-m", "charleston_fsm", "--help"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert done.returncode == 0 and "Usage: ./dev cli [OPTIONS] COMMAND" in done.stdout
+    done = python_m("charleston_fsm", "--help", cwd=tmp_path, prog="./dev cli")
+    assert done.returncode == 0 and "Usage: ./dev cli [OPTIONS] COMMAND" in words(done.stdout)
