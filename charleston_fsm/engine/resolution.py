@@ -34,10 +34,6 @@ class Declaration:
     blind: int = 0
     targets: tuple[Seat, ...] = ()
 
-    @property
-    def total(self) -> int:
-        return len(self.tiles) + self.blind
-
 
 @dataclass
 class Handover:
