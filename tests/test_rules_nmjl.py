@@ -378,6 +378,9 @@ def test_courtesy_pairs_exchange_the_smaller_offer() -> None:
     assert "PAIR_1_CHOOSE" in table.configuration
     assert seat_view(table, E)["step"]["count"] == 1
     assert seat_view(table, W)["step"]["count"] == 1
+    # each seat of the pair is told its pair, in the rule book's order (East with West)
+    assert seat_view(table, E)["step"]["label"] == "Courtesy Pass East and West"
+    assert seat_view(table, W)["step"]["label"] == "Courtesy Pass East and West"
     # both choose exactly that many tiles and the pair swaps them at once
     assert_refused(
         table, confirm(E, plain_tiles(table, E, 3)), errors.WrongCount, "wrong_count", "NMJL-13"
@@ -412,6 +415,8 @@ def test_courtesy_pairs_are_independent_and_parallel() -> None:
     run(table, offer(S, 2), offer(N, 2))
     assert "PAIR_2_CHOOSE" in table.configuration
     assert "PAIR_1_OFFER" in table.configuration
+    assert seat_view(table, S)["step"]["label"] == "Courtesy Pass South and North"
+    assert seat_view(table, N)["step"]["label"] == "Courtesy Pass South and North"
     run(table, confirm(S, plain_tiles(table, S, 2)), confirm(N, plain_tiles(table, N, 2)))
     assert "PAIR_2_DONE" in table.configuration
     assert "PAIR_1_OFFER" in table.configuration  # pair 1 has not even offered yet

@@ -48,11 +48,6 @@ class Step:
             return seat.source(self.direction)
         return self.target(seat)
 
-    def describe_for(self, seat: Seat) -> str:
-        target = self.target(seat)
-        where = self.direction.label if self.direction else f"to {target.label}" if target else ""
-        return f"{self.label} ({where})" if where else self.label
-
 
 def standard(label: str, direction: Direction, *, blind: bool = False) -> Step:
     return Step(label=label, direction=direction, blind=blind)
