@@ -24,6 +24,7 @@ from engine_helpers import (
 
 from charleston_fsm.engine.commands import JudgeDeclaration
 from charleston_fsm.engine.rulesets import RULESETS
+from charleston_fsm.engine.seats import joined
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.views import director_view, seat_view
 
@@ -195,3 +196,11 @@ def test_views_carry_the_names_and_never_more() -> None:
     for view in (seat_view(table, W, players=NAMES), director_view(table, players=NAMES)):
         assert view["game"]["players"] == NAMES
     assert seat_view(table, W)["game"]["players"] == {}  # a seat without a name: its wind
+
+
+def test_names_are_joined_as_a_sentence_joins_them() -> None:
+    """One stop vote ends the vote, so a game only ever joins one name; the wording of
+    more is pinned here (the mutation run found nothing else would notice it)."""
+    assert joined(["Ann (East)"]) == "Ann (East)"
+    assert joined(["East", "South"]) == "East and South"
+    assert joined(["East", "South", "West"]) == "East, South and West"

@@ -15,7 +15,8 @@ before it (its snapshot), the command, the events it caused and the table after:
   direction or pair names, 3 tiles a standard pass or exchange, the agreed smaller
   count of a courtesy pair, exactly the tiles the giver chose; and what the resolution
   records (PASS-07, NMJL-09): whether anything moved or went blind, and every tile's
-  route, the one the book's IOU chain (:mod:`.blind_chain`) gives it;
+  route, the one the book's IOU chain (:mod:`.blind_chain`) gives it; and whom each
+  seat is told it gives to and receives from (SEAT-02);
 - ``rule_choice``: who may choose what (PASS-03, PASS-04, PASS-05, PASS-08, PASS-10,
   NMJL-07, HOUSE-02, FW-02, FW-04): no joker and no tile outside the chooser's hand is
   ever taken, no blind pass but on the last pass of a Charleston that allows one,
@@ -84,6 +85,7 @@ def transition(
     return [
         *_flow(before, command, after, book),
         *transfer_rules.transfers(before, command, events, book),
+        *transfer_rules.told(after, book),
         *transfer_rules.resolutions(before, command, events, book),
         *_choice(before, command, book),
         *_kept_choice(command, after),

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..engine.events import Event
 from ..engine.seats import SEATS
+from ..engine.table import Table
 from . import blind_chain
 from .properties import Finding
 from .rule_book import COURTESY_MOST, STANDARD_COUNT, Book
@@ -53,6 +54,33 @@ def seat_state(config: Sequence[str], seat: str | None, book: Book) -> str | Non
 
 
 # -- who gives what to whom ------------------------------------------------------------------
+
+
+def told(after: Table, book: Book) -> Iterator[Finding]:
+    """Whom each seat is told it gives to and receives from, by the rule book (SEAT-02).
+
+    A seat's view names its step's receiver (``to``) and giver (``from``), read from the
+    step's ``target`` and ``source``; a transfer only ever checks the first, so a giver
+    named wrong on every screen would keep every tile where it belongs. The book's giver
+    to a seat is the player of the seat's passing state whose receiver it is.
+    """
+    for seat in SEATS:
+        step = after.requirement(seat)
+        state = seat_state(after.configuration, seat.value, book)
+        if step is None or state is None:
+            continue
+        giver = next(
+            (g for g in book.participants(state) if book.target(state, g) == seat.value), None
+        )
+        to, source = value(step.target(seat)), value(step.source(seat))
+        if (to, source) != (book.target(state, seat.value), giver):
+            yield (
+                "rule_transfer",
+                _direction_rules(state, book),
+                f"in {state} {seat.value} is told it gives to {to} and receives from "
+                f"{source}; the rule book says to {book.target(state, seat.value)}, "
+                f"from {giver}",
+            )
 
 
 def transfers(
