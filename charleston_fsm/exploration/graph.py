@@ -19,7 +19,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..engine import turns, views
+from ..engine import clocks, turns, views
 from ..engine.commands import parse_command
 from ..engine.errors import CharlestonError
 from ..engine.hands import HandChecker, pending_confirmation
@@ -143,6 +143,7 @@ def explore(
         successors: set[tuple[Any, ...]] = set()
         before_hands = {s: set(table.hand(s)) for s in SEATS}
         before_steps = {state for state, _ in table.active_steps()}
+        decided_in = clocks.scope(table)  # the step the clock decides in, when it fires
         # every move first: they read the table, which the tries below move on
         explored = list(moves(table, ordered=ordered, extreme_splits=extreme_splits))
         armed, firings = turn_checks.firings(table, full)
@@ -209,7 +210,7 @@ def explore(
                 continue  # nothing left for the seat's player to do here
             chosen = parse_command(dict(fired.command))
             _judge_clock(node, chosen, key_of(table), successors, result, fail)
-            for finding in turn_checks.fired(firing, fired):
+            for finding in turn_checks.fired(firing, armed, fired, table, decided_in):
                 fail(node, finding, command_data(chosen))
         if dirty:
             table.load(snapshots[node])
