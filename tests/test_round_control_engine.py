@@ -13,8 +13,8 @@ from functools import partial
 import pytest
 from api_helpers import tile_ids
 
-from charleston_fsm.engine import calls, clocks, errors, seating, spectators, time_control
-from charleston_fsm.engine.annotations import from_director, substitute
+from charleston_fsm.engine import calls, clocks, errors, seating, spectators, time_control, turns
+from charleston_fsm.engine.annotations import Annotation, from_director, substitute
 from charleston_fsm.engine.bots import bots_for, play
 from charleston_fsm.engine.clock_options import ClockOptions
 from charleston_fsm.engine.clock_state import Clock, Extension, from_document
@@ -75,6 +75,33 @@ def test_a_flagged_deadline_extended_fires_again_under_its_own_id() -> None:
     assert again is not None and again.command_id == f"clock:{firing.seat.value}:1.1"
     with pytest.raises(errors.NothingToExtend):
         time_control.extended(from_document({"deadlines": {}}), None, 5, None, later)
+
+
+@pytest.mark.rule("SVC-14", "SVC-10")
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        from_director({"type": "hand_to_bot", "seat": "north"}),
+        substitute(Seat.NORTH, "Sub", name="Sam"),
+    ],
+    ids=["to the bot", "a substitute"],
+)
+def test_a_seat_handed_over_is_armed_again_at_the_seq_of_its_row(annotation: Annotation) -> None:
+    """The deadline armed for a seat's new player is named by the seq its ``seat_taken``
+    row is stored at: that seq is the firing's command id (``clock:north:<seq>``) and the
+    seed of the player's choice. A wrong one could repeat an earlier deadline's id, which
+    the clock's writer would take for a firing already done, and the seat would never be
+    played. (``check`` explores no director's act; the mutation run found this untested.)"""
+    table, doc = clocked()  # every seat's deadline armed at seq 1
+    last_seq = 6
+    turn = turns.annotation_turn(lambda: table, doc, annotation, T0, last_seq)
+    assert [event.type for event, _ in turn.rows] == ["seat_taken"]
+    assert turn.clock is not None
+    north = turn.clock.deadlines["north"]
+    assert north.armed_seq == last_seq + 1  # the seat_taken row's seq
+    firing = clocks.ClockFiring(Seat.NORTH, north, T0)
+    assert firing.command_id == f"clock:north:{last_seq + 1}"
+    assert {turn.clock.deadlines[s].armed_seq for s in ("east", "south", "west")} == {1}
 
 
 @pytest.mark.rule("SVC-14", "SVC-15")
