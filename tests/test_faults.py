@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import resource
 import threading
 import time
 from collections.abc import Iterator
@@ -224,6 +225,41 @@ def test_a_pooled_connection_the_server_hung_up_on_is_replaced_without_a_ping(
         trace.close()
     assert traced.info.backend_pid != pid
     assert (tmp_path / "wire.log").read_text() == ""
+
+
+def test_a_process_holding_over_1024_files_checks_out_and_replaces_connections(
+    pg_store: GameStore, pg_admin_url: str
+) -> None:
+    """A ``serve`` process with a thousand spectator streams holds more than 1,024 sockets,
+    so its database connections' descriptors pass ``select``'s limit (FD_SETSIZE): the
+    checkout's look at the socket must still work there, for a live connection and for one
+    the server hung up on (the 1,000-stream standby test found every read failing)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1200 + 64
+    if hard != resource.RLIM_INFINITY and hard < wanted:
+        pytest.skip(f"this machine allows {hard} open files a process; the test needs {wanted}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
+    held = []
+    try:
+        while not held or held[-1] < 1100:  # every descriptor up to 1100 taken
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        pg_store.engine.dispose()  # the pool's next connections open past them
+        game_id, command, rows = _store_game(pg_store, "ordinary")
+        with pg_store.engine.connect() as conn:
+            dbapi = conn.connection.dbapi_connection
+            fd, pid = dbapi.pgconn.socket, dbapi.info.backend_pid
+        assert fd > 1023
+        terminate(pg_admin_url, pid)  # the server hangs up on the pooled connection
+        result = pg_store.writes.execute(game_id, command, command_id="past-fd-setsize")
+        assert len(result.events) == rows and not result.duplicate
+        with pg_store.engine.connect() as conn:
+            replaced = conn.connection.dbapi_connection
+            assert replaced.info.backend_pid != pid and replaced.pgconn.socket > 1023
+    finally:
+        pg_store.engine.dispose()
+        for descriptor in held:
+            os.close(descriptor)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 @pytest.fixture

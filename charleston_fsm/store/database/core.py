@@ -369,7 +369,7 @@ def hung_up(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
     """
     pgconn = dbapi_connection.pgconn
     try:
-        if not select.select([pgconn.socket], [], [], 0)[0]:
+        if not _readable(pgconn.socket):
             return
         pgconn.consume_input()
     except Exception as exc:  # the socket is gone, or libpq read the end of the stream
@@ -377,6 +377,20 @@ def hung_up(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
     if pgconn.status != pq.ConnStatus.OK:
         raise InvalidatePoolError("the server hung up")
     raise DisconnectionError("the server spoke on an idle connection (a goodbye, likely)")
+
+
+def _readable(fd: int) -> bool:
+    """Whether the socket ``fd`` has something to read (or was closed), without waiting.
+
+    ``poll``, not ``select``: ``select`` refuses a descriptor past 1023 (FD_SETSIZE), and
+    a process serving a thousand spectator streams holds more sockets than that, so every
+    checkout would fail. Where the system has no ``poll`` (Windows), ``select``.
+    """
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 #: PostgreSQL's undefined_table and undefined_column; SQLite says it in words
