@@ -4,6 +4,7 @@ no more under load, and refuses a plan PostgreSQL cannot admit, with what to do.
 from __future__ import annotations
 
 import re
+import resource
 import threading
 import uuid
 from collections.abc import Iterator
@@ -14,10 +15,11 @@ import conftest
 import httpx
 import psycopg
 import pytest
-from api_helpers import cli, running
+from api_helpers import Server, cli, running
 from conftest import _libpq
 from sqlalchemy import make_url
 
+from charleston_fsm.api.serve import OPEN_FILES_WANTED
 from charleston_fsm.bench.server import free_port
 from charleston_fsm.store.database.urls import render
 
@@ -141,3 +143,26 @@ def test_a_role_limit_refuses_a_process_too_large_and_admits_one_that_fits(
         server.client() as client,
     ):
         assert client.post("/v1/games", json={"seed": 3}).status_code == 201
+
+
+def test_serve_raises_its_open_files_limit_for_streams(tmp_path: Path, pg_url: str) -> None:
+    """A process started with the soft limit of open files many systems give (1,024)
+    would refuse the thousandth spectator stream: ``serve`` raises it towards the hard
+    limit, and says so."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    expected = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(OPEN_FILES_WANTED, hard)
+    if expected <= 1024:
+        pytest.skip(f"this machine's hard limit ({hard}) leaves nothing to raise")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))  # what the child starts with
+    try:
+        server = Server(pg_url, tmp_path / "server.log")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    try:
+        limits = Path(f"/proc/{server.proc.pid}/limits").read_text()
+        found = re.search(r"Max open files\s+(\d+)", limits)
+        assert found is not None and int(found.group(1)) == expected, limits
+        said = [line["msg"] for line in server.log_lines() if "open files" in line["msg"]]
+        assert said and f"up to {expected} open files each" in said[0], said
+    finally:
+        server.stop()

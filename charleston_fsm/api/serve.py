@@ -29,6 +29,32 @@ APP_FACTORY = "charleston_fsm.api.app:create_app"
 WORKER_HEALTHCHECK_SECONDS = 60
 
 
+#: the open files a serving process asks for, at most: a descriptor per spectator stream,
+#: per client connection and per database connection. Many systems start a process with a
+#: soft limit of 1,024, which refuses the thousandth stream though the hard limit allows
+#: far more.
+OPEN_FILES_WANTED = 65536
+
+
+def open_files_raised(wanted: int = OPEN_FILES_WANTED) -> tuple[int, int] | None:
+    """Raise this process's soft limit of open files towards its hard limit (at most
+    ``wanted``); worker processes inherit it. ``(before, after)``, or ``None`` where the
+    system has no such limit (Windows) or refuses the change."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            return None
+        return soft, target
+    return soft, soft
+
+
 class WorkersNeedPostgres(ValueError):
     """Several workers over a database that cannot tell them of each other's commands."""
 
@@ -132,9 +158,11 @@ def run(
     import uvicorn
 
     parts = fast_parts(http, loop)
+    files = open_files_raised()
     log.info(
         f"serving with {workers} worker process(es), event loop {parts['loop']}, "
-        f"HTTP parser {parts['http']}",
+        f"HTTP parser {parts['http']}"
+        + (f", up to {files[1]} open files each (streams and connections)" if files else ""),
         extra={"pid": os.getpid(), "workers": workers, **parts},
     )
     several = workers > 1
