@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 import resource
+import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -166,3 +168,41 @@ def test_serve_raises_its_open_files_limit_for_streams(tmp_path: Path, pg_url: s
         assert said and f"up to {expected} open files each" in said[0], said
     finally:
         server.stop()
+
+
+def test_an_idle_client_connection_outlives_the_clients_own_idle_time(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """A connection idle 6 s still answers its next request. Clients and proxies close
+    their idle connections first (httpx after 5 s, a load balancer commonly after 60 s);
+    a server that closed at 5 s (uvicorn's default) answered a request sent at that very
+    moment with nothing, which CI met as "Server disconnected without sending a response"."""
+    with running(pg_url, tmp_path) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        request = f"GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+        with socket.create_connection((host, int(port)), timeout=30) as conn:
+            for _ in range(2):
+                conn.sendall(request)
+                assert _one_answer(conn).startswith(b"HTTP/1.1 200")
+                time.sleep(6)  # idle past httpx's 5 s: the client would have closed first
+
+
+def _one_answer(conn: socket.socket) -> bytes:
+    """One whole HTTP/1.1 answer read off ``conn`` (its head, then Content-Length bytes);
+    ``b""`` when the server closed the connection instead."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    found = re.search(rb"content-length: *(\d+)", head, re.IGNORECASE)
+    assert found is not None, head
+    length = int(found.group(1))
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body

@@ -27,6 +27,12 @@ APP_FACTORY = "charleston_fsm.api.app:create_app"
 #: seconds a worker may leave the supervisor's ping unanswered before it is restarted:
 #: uvicorn's 5 killed workers still starting on a busy machine, over and over (issue 30)
 WORKER_HEALTHCHECK_SECONDS = 60
+#: seconds an idle client connection is kept open. Longer than the idle time of the
+#: clients and proxies in front (a load balancer's is commonly 60 s, httpx's 5 s), so they
+#: close an idle connection first: a server that closes at the very moment a client sends
+#: on it answers that request with nothing ("Server disconnected without sending a
+#: response"), which uvicorn's default of 5 s did to clients idle for 5 s.
+KEEP_ALIVE_SECONDS = 75
 
 
 #: the open files a serving process asks for, at most: a descriptor per spectator stream,
@@ -176,5 +182,6 @@ def run(
         access_log=False,
         proxy_headers=True,
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         **parts,
     )
