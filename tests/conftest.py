@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -133,14 +134,72 @@ _TABLES = (
 )
 
 
+class LeftConnectionWarning(UserWarning):
+    """An earlier test left a connection open on the session's database (named by it)."""
+
+
+#: how long a closing connection of an earlier test may take to leave the server
+_LEAVING_SECONDS = 3.0
+
+
+@pytest.fixture(autouse=True)
+def _named_connections(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every PostgreSQL connection this test opens, its serve processes' too, is named
+    after it (``PGAPPNAME``, read by libpq): one still open after the test is traced to
+    the test that left it (``pg_url``)."""
+    previous = os.environ.get("PGAPPNAME")
+    os.environ["PGAPPNAME"] = _connection_name(request.node.nodeid)
+    yield
+    if previous is None:
+        os.environ.pop("PGAPPNAME", None)
+    else:
+        os.environ["PGAPPNAME"] = previous
+
+
+def _connection_name(nodeid: str) -> str:
+    """``file::test`` within PostgreSQL's 63 bytes, the file first (``_left_behind``)."""
+    return nodeid.rsplit("/", 1)[-1][:63]
+
+
+def _left_behind(conn: psycopg.Connection, module: str) -> list[tuple[int, str, str, str]]:
+    """Other clients on this database not of this test's file (a module's own ``serve``
+    legitimately outlives the test that started it): pid, name, state, query."""
+    rows = conn.execute(
+        "SELECT pid, application_name, coalesce(state, ''), left(query, 160) "
+        "FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+    ).fetchall()
+    return [row for row in rows if not row[1].startswith(f"{module}::")]
+
+
+def _without_strangers(conn: psycopg.Connection, module: str) -> None:
+    """Ends the connections an earlier test left (after a moment to close by themselves)
+    and warns with their names: a worker of a finished test writing into the next test's
+    database once deadlocked a migration with it."""
+    deadline = time.monotonic() + _LEAVING_SECONDS
+    while (strangers := _left_behind(conn, module)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid, name, state, query in strangers:
+        warnings.warn(
+            LeftConnectionWarning(
+                f"a connection named {name!r} was still open ({state}: {query!r}); ended"
+            ),
+            stacklevel=2,
+        )
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
 @pytest.fixture
-def pg_url(_pg_database: str) -> str:
+def pg_url(_pg_database: str, request: pytest.FixtureRequest) -> str:
     """The session's migrated PostgreSQL database, emptied for this test.
 
     Emptying needs every connection of the previous test closed: dispose the stores you
-    open yourself (the ``*store`` fixtures do).
+    open yourself (the ``*store`` fixtures do). One left open is ended, with a warning
+    naming the test that opened it.
     """
+    module = _connection_name(request.node.nodeid).split("::", 1)[0]
     with psycopg.connect(_libpq(_pg_database), autocommit=True) as conn:
+        _without_strangers(conn, module)
         conn.execute("SET lock_timeout = '20s'")
         conn.execute(f"TRUNCATE {_TABLES}")
     return _pg_database

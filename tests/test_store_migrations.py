@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -80,9 +82,23 @@ def test_upgrade_on_a_fresh_sqlite_file(tmp_path) -> None:
         store.dispose()
 
 
-def test_a_downgrade_keeps_every_game_record(store: GameStore) -> None:
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def own_store(request: pytest.FixtureRequest) -> Iterator[GameStore]:
+    """A migrated store on a database no other test connects to: a migration's DDL waits
+    for every lock on its tables, so another connection's write can deadlock with it."""
+    fixture = "sqlite_url" if request.param == "sqlite" else "pg_empty_url"
+    store = GameStore(request.getfixturevalue(fixture))
+    try:
+        store.core.upgrade()
+        yield store
+    finally:
+        store.dispose()
+
+
+def test_a_downgrade_keeps_every_game_record(own_store: GameStore) -> None:
     """Down to 0001 and up again: the games' rows stay (SQLite's batch mode would rebuild
     games, and dropping the old table with foreign keys on deleted every game's events)."""
+    store = own_store
     game_id = store.registry.create_game(NewGame(seed=3))
     play_bots(store, game_id, seed=3)
     rows = len(store.reads.events(game_id))
