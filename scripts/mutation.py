@@ -412,6 +412,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rerun", type=Path, help="run again the survivors of this report")
     parser.add_argument("--limit", type=int, default=0, help="only the first N mutants")
     parser.add_argument(
+        "--from-line",
+        type=int,
+        default=0,
+        help="only the mutants at this line or after (a sitting stopped there, resumed)",
+    )
+    parser.add_argument(
         "--baseline",
         type=Path,
         help="keep the traced baseline in this file, and use it when the tree is the same",
@@ -432,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
         else:
             todo = mutants(args.modules or RULE_MODULES, work)
+        todo = [o for o in todo if o.line >= args.from_line]
         if args.limit:
             todo = todo[: args.limit]
         # the same exploration order in every run (sets of strings iterate by their hash)

@@ -9,6 +9,7 @@
 #   scripts/mutation.sh charleston_fsm/engine/guards.py  # one module
 #   scripts/mutation.sh --report out.jsonl ...           # every outcome as JSON lines
 #   scripts/mutation.sh --rerun out.jsonl                # the survivors of a report, again
+#   scripts/mutation.sh --from-line 92 MODULE            # a sitting stopped at line 92, resumed
 #
 # MUTATION_MODULES and MUTATION_TEST (the kill test) still work as before. Needs
 # cosmic-ray (the `test` extra).

@@ -142,18 +142,13 @@ class LeftConnectionWarning(UserWarning):
 _LEAVING_SECONDS = 3.0
 
 
-@pytest.fixture(autouse=True)
-def _named_connections(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every PostgreSQL connection this test opens, its serve processes' too, is named
-    after it (``PGAPPNAME``, read by libpq): one still open after the test is traced to
-    the test that left it (``pg_url``)."""
-    previous = os.environ.get("PGAPPNAME")
-    os.environ["PGAPPNAME"] = _connection_name(request.node.nodeid)
-    yield
-    if previous is None:
-        os.environ.pop("PGAPPNAME", None)
-    else:
-        os.environ["PGAPPNAME"] = previous
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Every PostgreSQL connection a test opens, its serve processes' too, is named after
+    it (``PGAPPNAME``, read by libpq): one still open after it is traced to the test that
+    left it (``pg_url``). Set before any fixture of the test, so a module's ``serve``
+    started for its first test carries the module's name."""
+    os.environ["PGAPPNAME"] = _connection_name(item.nodeid)
 
 
 def _connection_name(nodeid: str) -> str:

@@ -117,6 +117,7 @@ class LossyRelay:
         self.port = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._armed: Literal["reply", "request"] | None = None
+        self._open: set[socket.socket] = set()  # both ends of every relayed connection
         self.broken = threading.Event()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -131,7 +132,11 @@ class LossyRelay:
             self._armed = lose
 
     def close(self) -> None:
+        """Stops accepting and ends every relayed connection (the database's side too)."""
         self._listener.close()
+        with self._lock:
+            ends = list(self._open)
+        self._end(*ends)
 
     def _accept(self) -> None:
         while True:
@@ -140,6 +145,8 @@ class LossyRelay:
             except OSError:
                 return
             upstream = socket.create_connection(self._target)
+            with self._lock:
+                self._open.update((client, upstream))
             doomed = threading.Event()
             threading.Thread(target=self._up, args=(client, upstream, doomed), daemon=True).start()
             threading.Thread(
@@ -153,10 +160,17 @@ class LossyRelay:
 
     def _break(self, *ends: socket.socket) -> None:
         self.broken.set()  # before the client can notice
+        self._end(*ends)
+
+    def _end(self, *ends: socket.socket) -> None:
+        """Closes ``ends``: a relayed connection ended on one side ends on both (a client
+        gone must not leave its database session open behind it)."""
         for end in ends:
             with contextlib.suppress(OSError):
                 end.shutdown(socket.SHUT_RDWR)
             end.close()
+        with self._lock:
+            self._open.difference_update(ends)
 
     def _up(self, client: socket.socket, upstream: socket.socket, doomed: threading.Event) -> None:
         with contextlib.suppress(OSError):
@@ -169,6 +183,7 @@ class LossyRelay:
                     if lose == "reply":
                         doomed.set()
                 upstream.sendall(chunk)
+        self._end(client, upstream)
 
     def _down(
         self, upstream: socket.socket, client: socket.socket, doomed: threading.Event
@@ -179,6 +194,7 @@ class LossyRelay:
                     self._break(client, upstream)
                     return
                 client.sendall(chunk)
+        self._end(client, upstream)
 
 
 def blocked_backend(admin: psycopg.Connection, database: str, statement: str) -> int | None:

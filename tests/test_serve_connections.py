@@ -166,6 +166,7 @@ def test_serve_raises_its_open_files_limit_for_streams(tmp_path: Path, pg_url: s
         assert found is not None and int(found.group(1)) == expected, limits
         said = [line["msg"] for line in server.log_lines() if "open files" in line["msg"]]
         assert said and f"up to {expected} open files each" in said[0], said
+        assert "raised from 1024" in said[0], said
     finally:
         server.stop()
 

@@ -320,6 +320,22 @@ def desk_replays_the_game(table: Table, browser: Browser, shots: Shots) -> None:
             r"South → East \(First Charleston: pass Left, forwarded unseen, seq \d+\)"
         )
     )
+    # a refresh (each event of the live table; here, following switched off and on by
+    # script, the focus left where it is) keeps the transfers as they are: the tile in
+    # the director's focus stays focused
+    chip = desk.locator("#transfers .tile-chip").first
+    chip.focus()
+    chip.evaluate("chip => { chip.dataset.kept = 'yes'; }")
+    toggle = """follow => {
+        for (const on of [false, true]) {
+            follow.checked = on;
+            follow.dispatchEvent(new Event("change"));
+        }
+    }"""
+    # the refresh asks for the table's view once the audit is rendered again
+    with desk.expect_request(lambda r: r.url.endswith(f"/v1/games/{table.game_id}")):
+        desk.locator("#follow").evaluate(toggle)
+    expect(desk.locator('#transfers .tile-chip[data-kept="yes"]')).to_be_focused()
     shots(desk, "desk-end")
     with table.server.client(table.tokens["director"]) as api:
         last = api.get(f"/v1/games/{table.game_id}/events").json()["last_seq"]

@@ -168,7 +168,8 @@ def run(
     log.info(
         f"serving with {workers} worker process(es), event loop {parts['loop']}, "
         f"HTTP parser {parts['http']}"
-        + (f", up to {files[1]} open files each (streams and connections)" if files else ""),
+        + (f", up to {files[1]} open files each (streams and connections)" if files else "")
+        + (f", raised from {files[0]}" if files and files[0] != files[1] else ""),
         extra={"pid": os.getpid(), "workers": workers, **parts},
     )
     several = workers > 1

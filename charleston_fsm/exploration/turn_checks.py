@@ -106,8 +106,8 @@ def fired(
             f"the clock acted for {seat} and does not remember it while the table stays "
             f"in that step ({decided_in})"
         )
-    messages.extend(_deadlines(before, after, len(turn.rows)))
     seq = len(turn.rows)
+    messages.extend(_deadlines(before, after, seq))
     if turns.firing_turn(lambda: table, after, firing, LATER, seq) is not None:
         messages.append(f"the clock's deadline for {seat} fired a second time")
     elif stays:

@@ -320,16 +320,27 @@ function renderTransfers() {
   const passes = state.audit?.passes || [];
   const select = $("route-pass");
   const chosen = select.value;
-  select.replaceChildren();
-  for (const p of passes) {
-    const o = element("option", p.label);
-    o.value = String(p.number);
-    select.append(o);
+  // a refresh (every event of a live table) rebuilds nothing it already shows: the
+  // director's open list, focused tile or click in flight is kept (a resolved pass's
+  // transfers never change, so its number and the tiles' faces say what is shown)
+  const listed = passes.map((p) => `${p.number}:${p.label}:${p.transfers.length}`).join("|");
+  if (select.dataset.listed !== listed) {
+    select.dataset.listed = listed;
+    select.replaceChildren();
+    for (const p of passes) {
+      const o = element("option", p.label);
+      o.value = String(p.number);
+      select.append(o);
+    }
+    if (!passes.length) select.append(element("option", "no pass yet"));
+    select.value = passes.some((p) => String(p.number) === chosen) ? chosen : String(passes.at(-1)?.number ?? "");
   }
-  if (!passes.length) select.append(element("option", "no pass yet"));
-  select.value = passes.some((p) => String(p.number) === chosen) ? chosen : String(passes.at(-1)?.number ?? "");
   const pass = passes.find((p) => String(p.number) === select.value);
-  $("transfers").replaceChildren(pass ? transfersTable(pass, state.faces, showRoute, seatName) : element("p", "No pass has resolved yet.", "muted"));
+  const shown = `${listed}|${select.value}|${state.faces.size}`;
+  const box = $("transfers");
+  if (box.dataset.shown === shown) return;
+  box.dataset.shown = shown;
+  box.replaceChildren(pass ? transfersTable(pass, state.faces, showRoute, seatName) : element("p", "No pass has resolved yet.", "muted"));
 }
 
 function showRoute(tile) {
