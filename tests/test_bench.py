@@ -4,8 +4,12 @@ figures, never their speed (the machine is shared; the lead measures on a quiet 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,7 @@ from rich.console import Console
 
 from charleston_fsm.bench.figures import ROWS, Figure, Goal
 from charleston_fsm.bench.report import to_rich
+from charleston_fsm.bench.server import cli_command
 
 DATABASES = {"SQLite", "PostgreSQL"}
 
@@ -205,3 +210,40 @@ def test_the_standby_row_serves_reads_from_a_standby_beside_the_primarys_command
     assert figure["details"]["largest_lag_s"] is not None, figure
     assert figure["met"] is None and figure["target"].startswith("none of its own")
     assert "served by a streaming standby" in " ".join(done.stdout.split())
+
+
+def _serving(pid: int) -> list[int]:
+    """The ``serve`` processes among ``pid``'s descendants."""
+    from charleston_fsm.bench.server import _tree
+
+    found = []
+    for child in _tree(pid)[1:]:
+        with contextlib.suppress(OSError):
+            if b"serve" in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"):
+                found.append(child)
+    return found
+
+
+def test_a_bench_ended_by_sigterm_stops_its_serve_process(tmp_path: Path) -> None:
+    """``timeout`` (or CI) ends a bench with SIGTERM: its serve goes with it."""
+    bench = subprocess.Popen(
+        [*cli_command(), "bench", "--quick", "--only", "http", "--sqlite-only"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not (serving := _serving(bench.pid)) and time.monotonic() < deadline:
+            assert bench.poll() is None, "the bench ended before it started serve"
+            time.sleep(0.2)
+        assert serving, "the bench started no serve process"
+        bench.send_signal(signal.SIGTERM)
+        assert bench.wait(60) == 128 + signal.SIGTERM
+        for pid in serving:  # gone, not merely orphaned (a zombie's status is Z)
+            status = Path(f"/proc/{pid}/status")
+            assert not status.exists() or "\nState:\tZ" in status.read_text(), pid
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+            bench.wait()

@@ -66,6 +66,7 @@ def bench_command(
     from .http_rows import LoadPlan
     from .report import breakdown_table, budget_table, to_json, to_markdown, to_rich
     from .run import BenchSettings, run_bench
+    from .server import exit_on_sigterm
 
     rows = tuple(r.strip() for r in only.split(",")) if only else ROWS
     unknown = [r for r in rows if r not in ROWS]
@@ -97,6 +98,7 @@ def bench_command(
     changes["load"] = plan
     settings = BenchSettings.quick_form(**changes) if quick else BenchSettings(**changes)  # type: ignore[arg-type]
     console = Console(stderr=markdown)
+    exit_on_sigterm()
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

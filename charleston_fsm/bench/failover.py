@@ -43,7 +43,7 @@ import httpx
 from ..store.database.urls import libpq_conninfo, resolve_url
 from ..tournament.round_player import RoundPlan, Tally, create_round
 from .failover_checks import DrillPlayer, Findings, Ledger, check_database
-from .server import ServeProcess
+from .server import ServeProcess, exit_on_sigterm
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "pg-cluster.sh"
 PLATFORM_KEY = "failover-drill-platform-key"
@@ -348,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clock-seconds", type=int, default=3)
     parser.add_argument("--port-base", type=int, default=56000)
     args = parser.parse_args(argv)
+    exit_on_sigterm()  # the cluster and the serve processes stopped, not left behind
     result = run_drill(
         args.tables,
         clock_seconds=args.clock_seconds,

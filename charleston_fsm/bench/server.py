@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +25,17 @@ def cli_command() -> list[str]:
         return [str(script)]
     found = shutil.which("charleston-fsm")
     return [found] if found else [sys.executable, "-c", "from charleston_fsm.cli import app; app()"]
+
+
+def exit_on_sigterm() -> None:
+    """``timeout``, a CI runner or a supervisor ends a bench with SIGTERM: it then exits
+    through every ``finally`` instead of at once, so the ``serve`` processes it started
+    are stopped (and its scratch databases dropped), never left running behind it."""
+
+    def end(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, end)
 
 
 def free_port() -> int:
@@ -71,7 +83,11 @@ class ServeProcess:
         self.proc = subprocess.Popen(
             args, stdout=self._log, stderr=subprocess.STDOUT, env=dict(env)
         )
-        self._wait_ready(timeout)
+        try:
+            self._wait_ready(timeout)
+        except BaseException:  # not ready, or the caller ended meanwhile (SIGTERM, ^C)
+            self.stop()
+            raise
 
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -84,7 +100,6 @@ class ServeProcess:
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
-        self.stop()
         raise RuntimeError(f"serve did not become ready: {self.log_path.read_text()[-2000:]}")
 
     def client(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
@@ -111,7 +126,10 @@ class ServeProcess:
             try:
                 self.proc.wait(15)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                # its worker processes too: a parent killed alone leaves them serving
+                for pid in reversed(_tree(self.proc.pid)):
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
                 self.proc.wait()
         self._log.close()
 
