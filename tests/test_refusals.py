@@ -102,19 +102,24 @@ def test_wrong_count_standard_pass(position: str, count: int) -> None:
         table, confirm(S, plain_tiles(table, S, count)), errors.WrongCount, "wrong_count"
     )
     assert error.kind == "rule"
+    # what was chosen, and where the step has a blind pass, how to make up the count
+    hint = "" if position == "p1_r" else " Pick tiles from your hand, or declare the rest blind."
+    assert error.message.endswith(f"South chose {count} from the hand.{hint}"), error.message
 
 
 @pytest.mark.rule("PASS-01", "NMJL-07")
 @pytest.mark.parametrize(("own", "blind"), [(2, 2), (0, 2), (3, 1), (1, 1), (0, 4), (1, 4)])
 def test_wrong_count_blind_pass(own: int, blind: int) -> None:
     table = at_p1_l()
-    assert_refused(
+    error = assert_refused(
         table,
         confirm(S, plain_tiles(table, S, own), blind=blind),
         errors.WrongCount,
         "wrong_count",
         "NMJL-07" if blind > 3 else "PASS-01",  # a blind count beyond 3, or a wrong total
     )
+    if blind <= 3:  # the choice in words: both parts
+        assert f"South chose {own} from the hand and {blind} blind." in error.message
 
 
 @pytest.mark.rule("NMJL-07")
@@ -248,6 +253,8 @@ def test_seat_of_a_finished_courtesy_pair(seat) -> None:
         table, confirm(seat, plain_tiles(table, seat, 2)), errors.SeatNotInStep, "seat_not_in_step"
     )
     assert error.kind == "not_now"
+    # the refusal names whom the table waits for (pair 1, neither confirmed yet)
+    assert error.message.endswith("; waiting for: East, West."), error.message
     assert_refused(table, withdraw(seat), errors.SeatNotInStep, "seat_not_in_step")
     assert_refused(
         table, change(seat, plain_tiles(table, seat, 2)), errors.SeatNotInStep, "seat_not_in_step"
@@ -297,6 +304,20 @@ def test_not_allowed_now(position: Callable[[], Table], make, rule: str) -> None
     error = assert_refused(table, make(table), errors.NotAllowedNow, "not_allowed_now", rule)
     assert error.kind == "not_now"
     assert "not valid now" in error.message
+
+
+def test_not_allowed_now_names_what_the_seat_can_give() -> None:
+    """The refusal of a command out of its time says where the table is (its innermost
+    states, by name and id) and lists the seat's commands now."""
+    table = at_vote()
+    error = assert_refused(
+        table, confirm(S, plain_tiles(table, S, 3)), errors.NotAllowedNow, "not_allowed_now"
+    )
+    assert error.message.startswith(
+        "confirm_pass is not valid now: the table is at Vote: continue or stop the "
+        "Charleston (CHARLESTON_DECIDE_STOP)."
+    ), error.message
+    assert error.message.endswith("Commands South can give now: place_tiles, vote."), error.message
 
 
 # == Confirming twice, nothing confirmed ==================================================

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from charleston_fsm.engine import checks, resolution, views
+from charleston_fsm.engine import checks, errors, resolution, views
 from charleston_fsm.engine import table as table_module
 from charleston_fsm.engine.charts.four_winds import FOUR_WINDS_STEPS, FourWindsTable
 from charleston_fsm.engine.charts.standard import STANDARD_STEPS, StandardTable
@@ -177,6 +177,66 @@ def _ding_dong_kept_with_a_blind_count(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(FourWindsTable, "record_gifts", record_gifts)
 
 
+def _selection_checked_as(
+    mp: pytest.MonkeyPatch,
+    seeded: Callable[[Callable[..., None], Any, Seat, Step, list[int], int], None],
+) -> None:
+    """The validator of a choice replaced by ``seeded``, given the original to call."""
+    original = Checks._check_selection
+
+    def check(self: Any, seat: Seat, step: Step, tiles: list[int], blind: int = 0) -> None:
+        seeded(original, self, seat, step, tiles, blind)
+
+    mp.setattr(Checks, "_check_selection", check)
+
+
+def _withdrawal_refused(mp: pytest.MonkeyPatch) -> None:
+    # the withdrawal's test reads "or": every withdrawal (and change) refused
+    def check_withdraw(self: Any, seat: Seat) -> None:
+        raise errors.NothingConfirmed(f"{seat.label} has nothing to withdraw.")
+
+    mp.setattr(Checks, "check_withdraw", check_withdraw)
+
+
+def _blind_split_refused(mp: pytest.MonkeyPatch) -> None:
+    # the blind count's range written as "all or none" (where a blind pass is allowed)
+    def seeded(original: Any, table: Any, seat: Seat, step: Step, tiles: list[int], blind: int):
+        if blind in (1, 2) and table.blind_max(step):
+            raise errors.WrongCount("A blind pass forwards 0 or 3 tiles.", rule="NMJL-07")
+        original(table, seat, step, tiles, blind)
+
+    _selection_checked_as(mp, seeded)
+
+
+def _courtesy_of_three_refused(mp: pytest.MonkeyPatch) -> None:
+    # a free courtesy count's range ends one too early
+    def seeded(original: Any, table: Any, seat: Seat, step: Step, tiles: list[int], blind: int):
+        if step.count is None and len(tiles) == 3:
+            raise errors.WrongCount("A courtesy pass is 0 to 2 tiles.", rule="PASS-02")
+        original(table, seat, step, tiles, blind)
+
+    _selection_checked_as(mp, seeded)
+
+
+def _four_where_three(mp: pytest.MonkeyPatch) -> None:
+    # the count compared with "at most": a fourth tile is taken along
+    def seeded(original: Any, table: Any, seat: Seat, step: Step, tiles: list[int], blind: int):
+        original(table, seat, step, tiles[:3] if len(tiles) + blind == 4 else tiles, blind)
+
+    _selection_checked_as(mp, seeded)
+
+
+def _negative_blind_taken(mp: pytest.MonkeyPatch) -> None:
+    # the blind count's range starts at -1: a fourth tile from the hand makes up for it
+    def seeded(original: Any, table: Any, seat: Seat, step: Step, tiles: list[int], blind: int):
+        if blind == -1:
+            original(table, seat, step, tiles[:3], 0)
+            return
+        original(table, seat, step, tiles, blind)
+
+    _selection_checked_as(mp, seeded)
+
+
 NO_BLIND = {"blind_pass": False}
 NO_DING_DONG = {"ding_dong": "off"}
 #: a deal whose round plays no Charleston: the Ding Dong window straight away
@@ -204,6 +264,13 @@ DEFECTS: list[tuple[str, Seed, str, dict[str, Any], str]] = [
     ("a pass recorded as moving nothing", _moved_recorded_wrong, "house", {}, "PASS-07"),
     ("a Ding Dong kept with a blind count", _ding_dong_kept_with_a_blind_count, "four_winds",
      DING_DONG_ONLY, "PASS-05"),
+    # from the mutation run of checks.py (docs/mutation.md): what the book leaves free,
+    # refused, and a count too large taken
+    ("no withdrawal taken", _withdrawal_refused, "house", {}, "PASS-05"),
+    ("a blind split of 1 or 2 refused", _blind_split_refused, "nmjl", {}, "NMJL-07"),
+    ("a free courtesy of 3 refused", _courtesy_of_three_refused, "house", {}, "PASS-02"),
+    ("4 tiles where 3 are due", _four_where_three, "house", {}, "PASS-01"),
+    ("a blind count of -1 taken", _negative_blind_taken, "nmjl", {}, "NMJL-07"),
 ]  # fmt: skip
 
 

@@ -25,7 +25,7 @@ from ..engine.errors import CharlestonError
 from ..engine.hands import HandChecker, pending_confirmation
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
-from . import fairness, properties, reduction, rule_properties, turn_checks
+from . import fairness, open_choices, properties, reduction, rule_properties, turn_checks
 from .abstraction import CHANGES, abstract_key, canonical_deal, command_data, moves, turn
 from .analysis import analyse
 from .explored import Exploration, Failure
@@ -152,9 +152,11 @@ def explore(
         outcomes: dict[str, tuple[Any, ...] | None] = {}
         dirty = False
         taken: list[dict[str, Any]] = []  # the explored moves accepted here
+        keys: list[tuple[Any, str]] = []  # each explored move and its JSON
         for command in explored:
             data = command_data(command)
             seen = json.dumps(data, sort_keys=True)
+            keys.append((command, seen))
             if seen in outcomes:
                 continue  # an explored move twice: its transition is already counted
             if dirty:
@@ -218,6 +220,11 @@ def explore(
         for finding, data in spoiled.check(table, snapshots[node], taken):
             fail(node, finding, data)
         for finding in _playable(table, seat_views, accepted, full, result.checked):
+            fail(node, finding)
+        result.checked[open_choices.PROPERTY] += 1
+        tried = [(command, outcomes.get(seen) is not None) for command, seen in keys]
+        configuration = result.configurations[node]
+        for finding in open_choices.check(table, tried, accepted, configuration, book):
             fail(node, finding)
         if table.finished:
             result.final_states += 1

@@ -14,7 +14,10 @@ a joker of the seat's own hand          ``joker_passed``            PASS-03
 a tile of the wall (held by nobody)     ``tile_not_in_hand``        PASS-04 (FW-02 [*]_)
 a tile of another seat's hand           ``tile_not_in_hand``        PASS-04 (FW-02 [*]_)
 one tile fewer than the book's count    ``wrong_count``             PASS-01, NMJL-13, FW-04
+one tile more than the book's count     ``wrong_count``             PASS-01, NMJL-13, FW-04
 a tile declared blind where none may    ``blind_pass_not_allowed``  NMJL-07, HOUSE-02, FW-02
+four tiles blind                        ``wrong_count``             NMJL-07
+four tiles and a blind count of -1      ``wrong_count``             NMJL-07
 four tiles where a courtesy is free     ``wrong_count``             PASS-02
 a stop after the late objection window  ``second_charleston_...``   NMJL-06, HOUSE-04
 a second vote                           ``already_voted``           NMJL-02
@@ -86,6 +89,11 @@ class Malformed:
                     )
                     table.load(snapshot)
                 continue
+            except Exception as exc:  # a bug in the engine: a finding, with its path
+                message = f"{expected[0]} raised {type(exc).__name__}: {exc}"
+                yield ("crash", (), message), command
+                table.load(snapshot)
+                continue
             yield (
                 (
                     "malformed",
@@ -122,7 +130,27 @@ class Malformed:
                 what = f"a blind pass at {stage(config)}"
                 expected = (what, "blind_pass_not_allowed", refused_by)
                 yield _command(name, seat, tiles[:-1], 1, command), expected
+            if name == "confirm_pass" and refused_by is None:
+                yield from self._blind_counts(snapshot, seat, tiles, blind, command)
         yield from self._out_of_turn(snapshot, config)
+
+    def _blind_counts(
+        self,
+        snapshot: Mapping[str, Any],
+        seat: str,
+        tiles: list[int],
+        blind: int,
+        command: Mapping[str, Any],
+    ) -> Iterator[tuple[dict[str, Any], Expectation]]:
+        """Where a blind pass is allowed, a blind count outside 0-3 (NMJL-07), the total
+        kept: four blind, and a fourth tile from the hand made up by a blind count of -1."""
+        expected: Expectation = ("four tiles blind", "wrong_count", ("NMJL-07",))
+        yield _command("confirm_pass", seat, [], 4, command), expected
+        hand = snapshot["racks"][seat] + snapshot["received"][seat]
+        spare = [t for t in hand if not is_joker(t) and t not in tiles]
+        if spare and blind == 0:
+            expected = ("four tiles and a blind count of -1", "wrong_count", ("NMJL-07",))
+            yield _command("confirm_pass", seat, [*tiles, spare[0]], -1, command), expected
 
     def _spoil(
         self, snapshot: Mapping[str, Any], seat: str, name: str, tiles: list[int], blind: int
@@ -181,6 +209,10 @@ class Malformed:
         if tiles and len(tiles) + blind == due:
             what = f"{due - 1} tile(s) where {due} are due"
             yield tiles[:-1], (what, "wrong_count", rules)
+        spare = [t for t in hand if not is_joker(t) and t not in tiles]
+        if spare and len(tiles) + blind == due and state != "DING_DONG":  # a gift a tile
+            what = f"{due + 1} tile(s) where {due} are due"
+            yield [*tiles, spare[0]], (what, "wrong_count", rules)
 
     def _out_of_turn(
         self, snapshot: Mapping[str, Any], config: tuple[str, ...]
