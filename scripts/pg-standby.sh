@@ -58,8 +58,12 @@ answers() { "$bin/pg_isready" -q -h 127.0.0.1 -p "$1" 2>/dev/null; }
 
 start_server() {  # data directory, port
   if answers "$2"; then return 0; fi
-  as_owner "$bin/pg_ctl" -D "$1" -l "$1.log" -w -t 60 \
-    -o "-p $2 -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir" start >/dev/null
+  if ! as_owner "$bin/pg_ctl" -D "$1" -l "$1.log" -w -t 60 \
+    -o "-p $2 -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir" start >/dev/null; then
+    # pg_ctl says only "examine the log output": say what the log says
+    echo "the server on port $2 ($1) did not start: $(tail -n 3 "$1.log" 2>/dev/null | tr '\n' ' ')" >&2
+    return 1
+  fi
 }
 
 start() {

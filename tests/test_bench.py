@@ -7,8 +7,11 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,8 @@ from rich.console import Console
 
 from charleston_fsm.bench.figures import ROWS, Figure, Goal
 from charleston_fsm.bench.report import to_rich
-from charleston_fsm.bench.server import cli_command
+from charleston_fsm.bench.server import cli_command, free_port
+from charleston_fsm.bench.standby_rows import SCRIPT as STANDBY_SCRIPT
 
 DATABASES = {"SQLite", "PostgreSQL"}
 
@@ -195,10 +199,23 @@ def test_the_standby_row_serves_reads_from_a_standby_beside_the_primarys_command
     standby served beside the commands the primary took meanwhile; skipped with a
     sentence only where no PostgreSQL server binaries are installed."""
     out = tmp_path / "bench.json"
-    done = cli(
-        "bench", "--quick", "--only", "standby", "--postgres-only",
-        "--database-url", pg_admin_url, "--json", str(out),
-    )  # fmt: skip
+    # a topology of its own: the standby tests' (the script's default folder and ports)
+    # may be starting or stopping in another test process meanwhile; a short folder, as
+    # the servers' sockets live in it (a socket's path is at most 107 bytes)
+    folder = tempfile.mkdtemp(prefix="cs-bench-")
+    own = {
+        "CHARLESTON_STANDBY_DIR": folder,
+        "CHARLESTON_PRIMARY_PORT": str(free_port()),
+        "CHARLESTON_STANDBY_PORT": str(free_port()),
+    }
+    try:
+        done = cli(
+            "bench", "--quick", "--only", "standby", "--postgres-only",
+            "--database-url", pg_admin_url, "--json", str(out), env=own,
+        )  # fmt: skip
+    finally:
+        subprocess.run(["bash", str(STANDBY_SCRIPT), "destroy"], env={**os.environ, **own})
+        shutil.rmtree(folder, ignore_errors=True)
     ran = json.loads(out.read_text())
     if any("no PostgreSQL server binaries" in note for note in ran["notes"]):
         pytest.skip(ran["notes"][0])
