@@ -84,19 +84,30 @@ def _two_where_three(mp: pytest.MonkeyPatch) -> None:
     mp.setitem(STANDARD_STEPS, "CHARLESTON_P1_A", step)
 
 
-def _another_seats_tile(mp: pytest.MonkeyPatch) -> None:
-    # the validator looks a tile up in every hand at the table, not the chooser's
+def _selection_checked_as(
+    mp: pytest.MonkeyPatch,
+    seeded: Callable[[Callable[..., None], Any, Seat, Step, list[int], int], None],
+) -> None:
+    """The validator of a choice replaced by ``seeded``, given the original to call."""
     original = Checks._check_selection
 
     def check(self: Any, seat: Seat, step: Step, tiles: list[int], blind: int = 0) -> None:
-        table_class, own = type(self), type(self).hand
+        seeded(original, self, seat, step, tiles, blind)
+
+    mp.setattr(Checks, "_check_selection", check)
+
+
+def _another_seats_tile(mp: pytest.MonkeyPatch) -> None:
+    # the validator looks a tile up in every hand at the table, not the chooser's
+    def seeded(original: Any, table: Any, seat: Seat, step: Step, tiles: list[int], blind: int):
+        table_class, own = type(table), type(table).hand
         table_class.hand = lambda t, s: [x for q in SEATS for x in own(t, q)]
         try:
-            original(self, seat, step, tiles, blind)
+            original(table, seat, step, tiles, blind)
         finally:
             table_class.hand = own
 
-    mp.setattr(Checks, "_check_selection", check)
+    _selection_checked_as(mp, seeded)
 
 
 def _placing_dropped(mp: pytest.MonkeyPatch) -> None:
@@ -175,19 +186,6 @@ def _ding_dong_kept_with_a_blind_count(mp: pytest.MonkeyPatch) -> None:
         self.selections[seat] = dataclasses.replace(self.selections[seat], blind=1)
 
     mp.setattr(FourWindsTable, "record_gifts", record_gifts)
-
-
-def _selection_checked_as(
-    mp: pytest.MonkeyPatch,
-    seeded: Callable[[Callable[..., None], Any, Seat, Step, list[int], int], None],
-) -> None:
-    """The validator of a choice replaced by ``seeded``, given the original to call."""
-    original = Checks._check_selection
-
-    def check(self: Any, seat: Seat, step: Step, tiles: list[int], blind: int = 0) -> None:
-        seeded(original, self, seat, step, tiles, blind)
-
-    mp.setattr(Checks, "_check_selection", check)
 
 
 def _withdrawal_refused(mp: pytest.MonkeyPatch) -> None:

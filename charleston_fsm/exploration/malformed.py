@@ -146,8 +146,7 @@ class Malformed:
         kept: four blind, and a fourth tile from the hand made up by a blind count of -1."""
         expected: Expectation = ("four tiles blind", "wrong_count", ("NMJL-07",))
         yield _command("confirm_pass", seat, [], 4, command), expected
-        hand = snapshot["racks"][seat] + snapshot["received"][seat]
-        spare = [t for t in hand if not is_joker(t) and t not in tiles]
+        spare = _spare(snapshot["racks"][seat] + snapshot["received"][seat], tiles)
         if spare and blind == 0:
             expected = ("four tiles and a blind count of -1", "wrong_count", ("NMJL-07",))
             yield _command("confirm_pass", seat, [*tiles, spare[0]], -1, command), expected
@@ -194,8 +193,7 @@ class Malformed:
         book = self.book
         courtesy = state is not None and state.startswith("PAIR_")
         if courtesy and book.options["courtesy_mode"] != "agreed_min":
-            spare = [t for t in hand if not is_joker(t) and t not in tiles]
-            extra = spare[: COURTESY_MOST + 1 - len(tiles)]
+            extra = _spare(hand, tiles)[: COURTESY_MOST + 1 - len(tiles)]
             if len(tiles) + len(extra) > COURTESY_MOST:
                 yield tiles + extra, ("four courtesy tiles", "wrong_count", ("PASS-02",))
             return
@@ -209,7 +207,7 @@ class Malformed:
         if tiles and len(tiles) + blind == due:
             what = f"{due - 1} tile(s) where {due} are due"
             yield tiles[:-1], (what, "wrong_count", rules)
-        spare = [t for t in hand if not is_joker(t) and t not in tiles]
+        spare = _spare(hand, tiles)
         if spare and len(tiles) + blind == due and state != "DING_DONG":  # a gift a tile
             what = f"{due + 1} tile(s) where {due} are due"
             yield [*tiles, spare[0]], (what, "wrong_count", rules)
@@ -285,6 +283,12 @@ class Malformed:
                     ("FW-06",),
                 ),
             )
+
+
+def _spare(hand: Sequence[int], tiles: Sequence[int]) -> list[int]:
+    """The passable tiles of ``hand`` a choice of ``tiles`` leaves out (to spoil it with
+    one more)."""
+    return [t for t in hand if not is_joker(t) and t not in tiles]
 
 
 def _command(

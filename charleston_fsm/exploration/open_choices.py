@@ -39,7 +39,7 @@ PROPERTY = "rule_choice"
 
 def check(
     table: Table,
-    tried: Iterable[tuple[Command, bool]],
+    tried: Sequence[tuple[Command, bool]],
     accepted: Mapping[Seat | None, set[str]],
     configuration: Sequence[str],
     book: Book,
@@ -47,7 +47,6 @@ def check(
     """The findings of one configuration: ``tried``, each explored move with whether it
     was taken; ``accepted``, the command names taken of each seat; ``table`` loaded with
     the configuration."""
-    tried = list(tried)
     return [
         *withdrawable(table, accepted),
         *blind_splits(tried, configuration, book),
@@ -114,8 +113,10 @@ def courtesy_counts(
     seats = {command.seat for command, was_taken in confirmations if was_taken}
     findings: list[Finding] = []
     for command, was_taken in confirmations:
+        if was_taken or command.seat not in seats:
+            continue
         state = seat_state(configuration, command.seat.value, book)
-        if was_taken or command.seat not in seats or not (state or "").startswith("PAIR_"):
+        if not (state or "").startswith("PAIR_"):
             continue
         if not command.blind and 0 <= len(command.tiles) <= COURTESY_MOST:
             findings.append(
