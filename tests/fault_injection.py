@@ -4,10 +4,11 @@
   and waits until it is gone, so the victim's next round trip fails for certain.
 - :class:`BackendKiller` hooks a ``GameStore``'s engine and terminates the store's own
   backend at one point of the next command: before its n-th statement, before its
-  COMMIT, or after the COMMIT (when the connection goes back to the pool).
+  COMMIT, or after its transaction (when the connection goes back to the pool).
 - :class:`LossyRelay` is a TCP relay between a client and PostgreSQL that, when armed,
-  breaks the connection around the next COMMIT: before passing it on (nothing stored) or
-  after the database answered it (stored, and the client never hears so).
+  breaks the connection around the next statement that commits (a COMMIT, or a lone
+  command's one statement, which commits as it runs): before passing it on (nothing
+  stored) or after the database answered it (stored, and the client never hears so).
 - :func:`kill_blocked` terminates a backend of another process (a ``serve``) that waits
   on a lock the test holds: the way to stop a server at a chosen statement.
 """
@@ -79,7 +80,9 @@ class BackendKiller:
             self._fire(conn.connection.dbapi_connection.info.backend_pid, "COMMIT")
 
     def _checked_in(self, dbapi_connection: Any, _record: Any, _state: Any) -> None:
-        if self.point == "after_commit" and self.committing:
+        # after the transaction: its COMMIT, or a lone command's statement, which
+        # committed as it ran (no COMMIT of its own)
+        if self.point == "after_commit" and (self.committing or self.statements):
             self._fire(dbapi_connection.info.backend_pid, "after COMMIT")
 
     @contextlib.contextmanager
@@ -105,9 +108,13 @@ class LossyRelay:
     relay drops the answer and closes both ends. ``lose="request"``: the relay closes both
     ends instead of passing the COMMIT on, so nothing is committed. Either way the client
     sees its connection die during COMMIT and cannot know which happened.
+
+    A lone command sends no COMMIT: its one statement commits as it runs. Armed ``on``
+    byte strings, the relay breaks around the first message that holds them all (the
+    command's id and an event type: its append, never its read) instead.
     """
 
-    _COMMIT = b"Q\x00\x00\x00\x0bCOMMIT\x00"  # psycopg's commit: a simple Query message
+    COMMIT = (b"Q\x00\x00\x00\x0bCOMMIT\x00",)  # psycopg's commit: a simple Query message
 
     def __init__(self, url: str) -> None:
         target = make_url(url)
@@ -117,6 +124,7 @@ class LossyRelay:
         self.port = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._armed: Literal["reply", "request"] | None = None
+        self._on: tuple[bytes, ...] = self.COMMIT
         self._open: set[socket.socket] = set()  # both ends of every relayed connection
         self.broken = threading.Event()
         threading.Thread(target=self._accept, daemon=True).start()
@@ -126,10 +134,10 @@ class LossyRelay:
         relayed = self._url.set(host="127.0.0.1", port=self.port)
         return render(relayed.update_query_dict({"sslmode": "disable", "gssencmode": "disable"}))
 
-    def arm(self, lose: Literal["reply", "request"]) -> None:
+    def arm(self, lose: Literal["reply", "request"], on: tuple[bytes, ...] = COMMIT) -> None:
         self.broken.clear()
         with self._lock:
-            self._armed = lose
+            self._armed, self._on = lose, on
 
     def close(self) -> None:
         """Stops accepting and ends every relayed connection (the database's side too)."""
@@ -175,7 +183,7 @@ class LossyRelay:
     def _up(self, client: socket.socket, upstream: socket.socket, doomed: threading.Event) -> None:
         with contextlib.suppress(OSError):
             while chunk := client.recv(65536):
-                if self._COMMIT in chunk and self._armed is not None:
+                if self._armed is not None and all(part in chunk for part in self._on):
                     lose = self._take()
                     if lose == "request":
                         self._break(client, upstream)

@@ -23,7 +23,7 @@ from charleston_fsm.engine.commands import ConfirmPass, WithdrawPass
 from charleston_fsm.engine.errors import NothingConfirmed
 from charleston_fsm.engine.seats import Seat
 from charleston_fsm.engine.tiles import is_joker
-from charleston_fsm.store import GameQuarantined, GameStore, NewGame
+from charleston_fsm.store import GameQuarantined, GameStore, NewGame, OutcomeUnknown
 from charleston_fsm.store.database.models import GameRow, QuarantineRow
 from charleston_fsm.store.games.append import Append, Head, Rider
 from charleston_fsm.store.games.served import ServedGames
@@ -334,9 +334,54 @@ def test_a_connection_killed_at_the_append_forgets_the_head(
     game_id = pg_store.registry.create_game(NewGame(seed=20))
     confirm = ConfirmPass(seat=Seat.EAST, tiles=tiles(pg_store, game_id, Seat.EAST))
     killer = BackendKiller(pg_store, pg_admin_url, point=1)
-    with killer.armed(), pytest.raises(Exception, match="nothing was stored"):
+    # the append commits as it runs: killed there, the store cannot know, and says so
+    with killer.armed(), pytest.raises(OutcomeUnknown, match="may or may not be stored"):
         pg_store.writes.execute(game_id, confirm, command_id="k")
     assert pg_store.core.served.get(game_id) is None
     assert not pg_store.writes.execute(game_id, confirm, command_id="k").duplicate
     with pg_store.engine.connect() as conn:
         assert conn.scalar(select(QuarantineRow.game_id)) is None
+
+
+@pytest.mark.postgres
+def test_a_lone_write_commits_as_it_runs_and_pools_its_connection_out_of_autocommit(
+    pg_store: GameStore, pg_admin_url: str
+) -> None:
+    """A command alone is its one statement, sent in autocommit (no BEGIN, no COMMIT);
+    whatever happens to it, its connection goes back to the pool as every other: out of
+    autocommit, so a read's or another writer's transaction is still one."""
+    game_id = pg_store.registry.create_game(NewGame(seed=22))
+    confirm = ConfirmPass(seat=Seat.EAST, tiles=tiles(pg_store, game_id, Seat.EAST))
+    sent: list[str] = []
+
+    def statement(_conn: Any, _cursor: Any, sql: str, *_: Any) -> None:
+        sent.append(" ".join(sql.split()[:3]))
+
+    def commit(_conn: Any) -> None:
+        sent.append("COMMIT")
+
+    event.listen(pg_store.engine, "before_cursor_execute", statement)
+    event.listen(pg_store.engine, "commit", commit)
+    try:
+        pg_store.writes.execute(game_id, confirm, command_id="a")
+        with pytest.raises(NothingConfirmed):  # refused: nothing to withdraw any more
+            pg_store.writes.execute(game_id, WithdrawPass(seat=Seat.WEST), command_id="b")
+    finally:
+        event.remove(pg_store.engine, "before_cursor_execute", statement)
+        event.remove(pg_store.engine, "commit", commit)
+    # the refusal on a cached head is decided again on a fresh read (no lock: no BEGIN)
+    assert sent == ["WITH moved AS", "SELECT games.last_seq, games.epoch,"]
+    # the refusal left no head cached: a read, then the append, killed there
+    killer = BackendKiller(pg_store, pg_admin_url, point=2)
+    with killer.armed(), pytest.raises(OutcomeUnknown):
+        pg_store.writes.execute(game_id, WithdrawPass(seat=Seat.EAST), command_id="c")
+    assert killer.statements == ["SELECT games.last_seq, games.epoch,", "WITH moved AS"]
+    pool = pg_store.engine.pool
+    held = [pg_store.engine.connect() for _ in range(pool.size())]  # type: ignore[attr-defined]
+    try:
+        for conn in held:
+            assert conn.connection.driver_connection.autocommit is False  # type: ignore[union-attr]
+    finally:
+        for conn in held:
+            conn.close()
+    assert pg_store.writes.execute(game_id, WithdrawPass(seat=Seat.EAST), command_id="c").events

@@ -25,7 +25,7 @@ from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
 
 from ..rulebook import enforces
-from . import errors
+from . import compiled_steps, errors
 from .charts.probe import could_take, would_accept
 from .checks import Checks
 from .commands import ACCEPTED_AS, COMMAND_MODELS, Command, command_of
@@ -69,6 +69,8 @@ class Table(Checks, Guards):
     #: each family's table class by it, entered as the family is defined
     CHART: ClassVar[type[StateChart]]
     FAMILIES: ClassVar[dict[type[StateChart], type[Table]]] = {}
+    #: every step through python-statemachine, none compiled (``compiled_steps.py``)
+    library_only: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -127,15 +129,12 @@ class Table(Checks, Guards):
         *,
         hand_checker: HandChecker = pending_confirmation,
     ) -> None:
-        """Become a new table of ``deal``, re-using this chart instance (see :meth:`load`).
-
-        A replay of many games keeps one table per chart class and redeals it per game
-        instead of building a chart each time (about 2 ms a game). Where a new chart
-        starts depends on the options (a Four Winds round with no Charleston starts at
-        the Ding Dong window, or is over at once), so the chart is started again exactly
-        as on construction: its initial state entered, its eventless transitions taken
-        under the new deal's guards, its entry actions run.
-        """
+        """Become a new table of ``deal``, re-using this chart instance (see :meth:`load`):
+        a replay keeps one table per chart class instead of building a chart per game
+        (about 2 ms). The chart starts again as on construction, since where it starts
+        depends on the options (a Four Winds round with no Charleston starts at the Ding
+        Dong window, or is over at once): its initial state entered, its eventless
+        transitions taken under the new deal's guards, its entry actions run."""
         if _ruleset(ruleset).chart is not self.ruleset.chart:
             raise ValueError(f"a {self.ruleset.chart.__name__} table cannot deal {ruleset}")
         self._deal(deal, ruleset, options, hand_checker)
@@ -226,7 +225,8 @@ class Table(Checks, Guards):
         before = self.chart.configuration  # the library replaces it, never changes it
         self._pending = []
         try:
-            self.chart.send(command.event, seat=command.seat, command=command)
+            if self.library_only or not compiled_steps.take(self, command):
+                self.chart.send(command.event, seat=command.seat, command=command)
         except TransitionNotAllowed:
             raise self._refusal(command) from None
         after = self.chart.configuration

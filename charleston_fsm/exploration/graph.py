@@ -25,7 +25,15 @@ from ..engine.errors import CharlestonError
 from ..engine.hands import HandChecker, pending_confirmation
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
-from . import fairness, open_choices, properties, reduction, rule_properties, turn_checks
+from . import (
+    fairness,
+    library_steps,
+    open_choices,
+    properties,
+    reduction,
+    rule_properties,
+    turn_checks,
+)
 from .abstraction import CHANGES, abstract_key, canonical_deal, command_data, moves, turn
 from .analysis import analyse
 from .explored import Exploration, Failure
@@ -36,6 +44,10 @@ from .rule_book import Book
 
 class _Crossings:
     """A chart listener that counts the transitions the chart takes (eventless ones too)."""
+
+    #: it counts only transitions with a target: a targetless step may be taken without
+    #: telling it (``engine/compiled_steps.py``), as the service takes it
+    observes_moves_only = True
 
     def __init__(self) -> None:
         self.taken: list[tuple[str, str, str]] = []
@@ -115,6 +127,7 @@ def explore(
     result.crossings.update(listener.taken)
     book = Book.of(ruleset, options)  # what the rule book expects (rule_properties)
     spoiled = Malformed(book, deal.wall)
+    library = library_steps.LibrarySteps(table)
     for finding in rule_properties.at_deal(table, book):
         fail(0, finding)
     queue = deque([0])
@@ -163,11 +176,17 @@ def explore(
                 table.load(snapshots[node])
             confirmed = [s for s in SEATS if s in table.selections]
             listener.taken.clear()
+            compiled = library.compiled(table, command)
             try:
                 done = turns.command_turn(table, None, command, turn_checks.MOMENT, 0)
-            except CharlestonError:
+            except CharlestonError as refusal:
                 dirty = False
                 outcomes[seen] = None
+                if compiled:
+                    judged = library.check(snapshots[node], command, library_steps.refused(refusal))
+                    result.checked[library_steps.PROPERTY] += 1
+                    if judged is not None:
+                        fail(node, judged, data)
                 continue
             except Exception as exc:  # a bug in the engine: a finding, with its path
                 dirty = True
@@ -176,6 +195,11 @@ def explore(
                 continue
             dirty = True
             events = [event for event, _ in done.rows]
+            if compiled:
+                judged = library.check(snapshots[node], command, library_steps.taken(events, table))
+                result.checked[library_steps.PROPERTY] += 1
+                if judged is not None:
+                    fail(node, judged, data)
             key = key_of(table)
             outcomes[seen] = key
             accepted[command.seat].add(command.type)

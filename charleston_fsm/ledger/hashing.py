@@ -36,7 +36,13 @@ def utc(moment: datetime) -> datetime:
 
 
 def canonical_time(moment: datetime) -> str:
-    return utc(moment).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """``2026-11-21T07:30:27.123456Z``: ``strftime("%Y-%m-%dT%H:%M:%S.%fZ")`` of the UTC
+    moment, written by ``isoformat`` (a tenth of the time) where the two agree: a year
+    of four digits (``%Y`` does not pad a smaller one)."""
+    moment = utc(moment)
+    if moment.year < 1000:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def row_hash(

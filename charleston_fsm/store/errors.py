@@ -45,7 +45,8 @@ class StoreUnavailable(StoreError):
 
 
 class OutcomeUnknown(StoreError):
-    """The connection failed during the commit: the command may or may not be stored.
+    """The connection failed during the commit (a ``COMMIT``, or a lone write's one
+    statement, which commits as it runs): the command may or may not be stored.
 
     Never "nothing was stored": the commit may have reached the database before the
     connection died. A retry with the same command id is safe (applied at most once)

@@ -4,7 +4,9 @@ A client greys its buttons from the list of commands a seat may give. That list 
 be exact: the chart's guards *and* the model's validators must pass for some argument.
 python-statemachine's ``enabled_events`` checks guards only, so this module walks the
 transitions the way the library's engine selects them (each active leaf state, then
-its ancestors; validators first, then guards) and runs no action.
+its ancestors; validators first, then guards) and runs no action. Where the compiled
+steps read the event (``engine/compiled_steps.py``: a targetless step of one state),
+they answer, calling the table's methods directly.
 
 Which transitions an event could take depends on the configuration alone: that walk is
 done once per chart class, configuration and event (:func:`_candidates`), and only the
@@ -20,6 +22,7 @@ from typing import Any
 
 from statemachine import StateChart
 
+from .. import compiled_steps
 from ..errors import CharlestonError
 
 #: per active leaf (in the configuration's order): the (ancestor depth, transition) pairs
@@ -35,7 +38,8 @@ def would_accept(chart: StateChart, event: str, **kwargs: Any) -> bool:
     guards satisfied.
     """
     try:
-        return _taken(chart, event, kwargs)
+        compiled = compiled_steps.would_take(chart.model, event, kwargs)
+        return _taken(chart, event, kwargs) if compiled is None else compiled
     except CharlestonError:
         return False
 

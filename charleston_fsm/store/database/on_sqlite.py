@@ -82,7 +82,7 @@ def on_sqlite_driver(conn: Connection, sql: str, values: Sequence[Sequence[Any]]
     driver = conn.connection.driver_connection
     many = len(values) != 1
     params: Any = values if many else values[0]
-    if conn._has_events or conn.engine._has_events:
+    if announced(conn):
         conn.dispatch.before_cursor_execute(conn, None, sql, params, None, many)
     try:
         if many:
@@ -91,3 +91,12 @@ def on_sqlite_driver(conn: Connection, sql: str, values: Sequence[Sequence[Any]]
     except sqlite3.Error as exc:
         conn._handle_dbapi_exception(exc, sql, params, None, None)  # raises it, wrapped
         raise
+
+
+def announced(conn: Connection) -> bool:
+    """Whether a statement sent to the driver itself must be announced to SQLAlchemy's
+    ``before_cursor_execute`` listeners: only where one listens (an engine with other
+    listeners, ``begin`` or ``checkout`` say, has none for statements)."""
+    if conn._has_events and conn.dispatch.before_cursor_execute:  # on this connection
+        return True
+    return conn.engine._has_events and bool(conn.engine.dispatch.before_cursor_execute)

@@ -45,7 +45,7 @@ from ..database.models import (
     ProjectionRow,
     QuarantineRow,
 )
-from ..database.on_sqlite import insert_rows, run_statement
+from ..database.on_sqlite import announced, insert_rows, run_statement
 from ..evidence import integrity
 
 _EVENT_COLUMNS = ("seq", "type", "seat", "step", "payload", "prev_hash", "hash")
@@ -248,7 +248,7 @@ def _on_driver(conn: Connection, statements: Sequence[tuple[str, dict[str, Any]]
     ``DBAPIError``, a lost connection invalidated), so the store's errors read the same.
     """
     driver = conn.connection.driver_connection
-    announce = conn._has_events or conn.engine._has_events
+    announce = announced(conn)
     cursors = []
     sql, params = statements[0]
     # a pipeline saves a round trip per statement after the first, and costs CPU of its

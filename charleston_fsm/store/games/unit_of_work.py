@@ -7,7 +7,9 @@ requests of ``write_requests.py``, with no I/O of its own) and runs it in a
 - it owns the connection and its transaction (``StoreCore.writing``: database failures
   become the store's typed errors, a cut-off commit ``OutcomeUnknown`` in the writer's
   own words, and a lost insert race asks whether a touched game holds rows beyond its
-  head);
+  head); a *lone* unit (one plan, no statement of the writer's: a command, an
+  annotation) sends its write in autocommit on PostgreSQL, one statement that is its own
+  transaction, and begins a transaction only for a locked read (a lost race);
 - it answers each plan's requests with ``append.py``'s statements; several plans may run
   in one unit (a round's tables), beside a writer's own statements on :attr:`UnitOfWork.conn`
   (a credential with its row, the clock worker's pick under its lock);
@@ -25,19 +27,21 @@ with its row (``credentials.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Generator, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, update
+from sqlalchemy.exc import DBAPIError
 
 from ...engine import clocks
 from ...engine.clock_state import storing
 from ...engine.table import DONE
 from ..database.core import UNKNOWN_OUTCOME, StoreCore
 from ..database.models import GameRow
+from ..errors import OutcomeUnknown
 from . import append as statements
 from .append import Head
 from .results import ExecuteResult
@@ -79,11 +83,21 @@ class UnitOfWork:
     """One write transaction: ``with`` it, :meth:`run` plans in it, and it commits at the
     end of the block (see the module docstring). Used once."""
 
-    def __init__(self, core: StoreCore, sealing: Sealing, unknown: str = UNKNOWN_OUTCOME):
+    def __init__(
+        self,
+        core: StoreCore,
+        sealing: Sealing,
+        unknown: str = UNKNOWN_OUTCOME,
+        *,
+        lone: bool = False,
+    ):
         self.core = core
         self.sealing = sealing
         #: what a cut-off commit tells (the writer's words: what to send again)
         self.unknown = unknown
+        #: one plan and no statement of the writer's own: its write commits as it runs,
+        #: until a locked read needs a transaction (``StoreCore.writing``)
+        self.lone = lone
         #: the games whose plans ran here, in order (a game again for each plan of it)
         self.games: list[str] = []
         #: what the plans wrote, for the work after the commit
@@ -101,7 +115,7 @@ class UnitOfWork:
     def __enter__(self) -> UnitOfWork:
         if self._transaction is not None:
             raise RuntimeError("A unit of work runs one transaction; make another.")
-        self._transaction = self.core.writing(self.unknown, self.games)
+        self._transaction = self.core.writing(self.unknown, self.games, lone=self.lone)
         self._conn = self._transaction.__enter__()
         return self
 
@@ -141,8 +155,11 @@ class UnitOfWork:
         """What the database says to one request of a plan."""
         conn = self.conn
         if isinstance(request, Write):
-            return statements.write(conn, request.append)
+            with self._committing_if_alone(conn):
+                return statements.write(conn, request.append)
         if isinstance(request, Read):
+            if request.lock:  # the lock is held until the commit: one transaction from here
+                self.core.begin_within(conn)
             return statements.read_head(
                 conn, request.game_id, request.command_id, lock=request.lock
             )
@@ -150,9 +167,25 @@ class UnitOfWork:
             return statements.events_of(conn, request.game_id, request.first, request.last)
         clock = request.clock
         params = {"b_game": request.game_id, "b_clock": storing(clock)}
-        conn.execute(_RESET_CLOCK, {**params, "b_due": clocks.next_due(clock)})
+        with self._committing_if_alone(conn):
+            conn.execute(_RESET_CLOCK, {**params, "b_due": clocks.next_due(clock)})
         self.core.served.forget(request.game_id)
         return None
+
+    @contextmanager
+    def _committing_if_alone(self, conn: Connection) -> Iterator[None]:
+        """A write that commits as it runs (``StoreCore.autocommitting``): a connection
+        lost during it leaves its outcome unknown, as a lost ``COMMIT`` does. (An error
+        the server answered, a conflict say, stored nothing and is told as such.)"""
+        if not self.core.autocommitting(conn):
+            yield
+            return
+        try:
+            yield
+        except DBAPIError as exc:
+            if exc.connection_invalidated:
+                raise OutcomeUnknown(self.unknown) from exc
+            raise
 
     def _forget(self) -> None:
         """The transaction failed: what it stored is not known here."""

@@ -24,8 +24,10 @@ How a write goes (an optimistic append with an expected seq, as event stores wri
    same transaction, and the writer decides again; that attempt cannot lose.
 5. A refusal decided on a cached head is decided again on a fresh read: the answer is
    about the game as it is, never as this process remembered it.
-6. Commit. Then the head is cached, the notice goes out (``notices.py``: here at once,
-   to other processes batched) and a game the write finished is sealed (``sealing.py``).
+6. Commit (on PostgreSQL a write that runs alone is its one statement, sent in
+   autocommit: ``StoreCore.writing``). Then the head is cached, the notice goes out
+   (``notices.py``: here at once, to other processes batched) and a game the write
+   finished is sealed (``sealing.py``).
 
 The path itself is :meth:`Writes._plan`, a generator that yields what it needs from the
 database (``write_requests.Read``, ``Write``, ``ReadEvents``, ``ResetClock``) and does no I/O of
@@ -129,14 +131,15 @@ class Writes(Part):
         plan = self.annotation_plan(game_id, annotation, command_id, cached=True)
         return self._alone(plan, unknown_change(command_id)).result
 
-    def transaction(self, unknown: str = UNKNOWN_OUTCOME) -> UnitOfWork:
+    def transaction(self, unknown: str = UNKNOWN_OUTCOME, *, lone: bool = False) -> UnitOfWork:
         """A unit of work to run plans in (``with writes.transaction() as work:
-        work.run(plan)``); ``unknown``: what a cut-off commit tells (``unit_of_work.py``)."""
-        return UnitOfWork(self.core, self.sealing, unknown)
+        work.run(plan)``); ``unknown``: what a cut-off commit tells; ``lone``: it runs one
+        plan and nothing else, whose write may commit as it runs (``unit_of_work.py``)."""
+        return UnitOfWork(self.core, self.sealing, unknown, lone=lone)
 
     def _alone(self, plan: Plan, unknown: str) -> Written:
-        """``plan`` in a unit of work of its own."""
-        with self.transaction(unknown) as work:
+        """``plan`` in a unit of work of its own: its one statement is its transaction."""
+        with self.transaction(unknown, lone=True) as work:
             written = work.run(plan)
         assert written is not None  # only the clock's writer can find nothing to do
         return written
