@@ -18,7 +18,7 @@ import pytest
 
 from charleston_fsm.engine import checks, errors, resolution, views
 from charleston_fsm.engine import table as table_module
-from charleston_fsm.engine.charts.four_winds import FOUR_WINDS_STEPS, FourWindsTable
+from charleston_fsm.engine.charts.four_winds import FOUR_WINDS_STEPS, FourWindsTable, Schedule
 from charleston_fsm.engine.charts.standard import STANDARD_STEPS, StandardTable
 from charleston_fsm.engine.checks import Checks
 from charleston_fsm.engine.resolution import Resolution
@@ -26,7 +26,8 @@ from charleston_fsm.engine.seats import SEATS, Direction, Seat
 from charleston_fsm.engine.steps import Step, exchange, standard
 from charleston_fsm.engine.table import Table
 from charleston_fsm.engine.tiles import face
-from charleston_fsm.exploration import explore
+from charleston_fsm.exploration import explore, runs
+from charleston_fsm.exploration.option_sets import option_sets
 
 Seed = Callable[[pytest.MonkeyPatch], None]
 
@@ -293,3 +294,29 @@ def test_a_seeded_rule_defect_fails_with_its_rule_id(
     result = _bounded(ruleset, options)
     named = {r for f in result.failures for r in f.rules}
     assert rule in named, [(f.property, f.rules, f.message) for f in result.failures]
+
+
+def test_a_schedule_read_on_the_wrong_round_fails_with_fw07(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Four Winds flow classes are read from the engine's own guards, and one option
+    set explores each: a schedule read wrong (the last-round Charleston played on every
+    round but the North's) moves option sets between classes while each explored one may
+    still be right. Every member of a class is held to the book's schedule (FW-07)."""
+    assert not any(s.misread for s in option_sets("four_winds"))
+
+    def plays(self: Schedule, round_: Seat) -> bool:
+        return self is Schedule.EVERY_ROUND or (
+            self is Schedule.LAST_ROUND and round_ is not Seat.NORTH
+        )
+
+    monkeypatch.setattr(Schedule, "plays", plays)
+    chosen = option_sets("four_winds", bounded=True)
+    misread = [message for option_set in chosen for message in option_set.misread]
+    assert any(m.startswith("round north, charleston last_round") for m in misread), misread
+    assert all("(FW-07)" in m for m in misread)
+    failing = next(option_set for option_set in chosen if option_set.misread)
+    checked = runs._explored(failing, bounded=True, max_depth=1)
+    assert {(f.property, f.rules) for f in checked.exploration.failures} >= {
+        ("rule_flow", ("FW-07",))
+    }

@@ -28,6 +28,7 @@ from ..engine.charts.four_winds import FourWindsOptions, FourWindsTable, Schedul
 from ..engine.ruleset import get_ruleset
 from ..engine.seats import SEATS
 from .abstraction import canonical_deal
+from .rule_book import Book
 
 #: the ``ding_dong_max`` values the bounded form explores (see the module's docstring)
 BOUNDED_DING_DONG_MAX = (1, 2)
@@ -45,6 +46,9 @@ class OptionSet:
     #: a rough guess of its exploration's size, to start the largest first (``--jobs``):
     #: the run takes as long as its longest exploration if that one starts first
     weight: int = 0
+    #: the option sets it stands for whose flow the engine reads otherwise than the rule
+    #: book (FW-07), each in words: a class built from a wrong guard (:func:`misread`)
+    misread: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -90,6 +94,33 @@ def four_winds_classes() -> dict[tuple[Any, ...], list[dict[str, Any]]]:
     return classes
 
 
+def misread(members: list[dict[str, Any]], flow: tuple[Any, ...]) -> tuple[str, ...]:
+    """Those of ``members`` (one flow class, ``flow`` as the engine's guards read it)
+    whose Charleston or Ding Dong the rule book plays otherwise (FW-07).
+
+    The classes are read from the engine's guards, and one option set explores each: a
+    guard that reads a schedule wrong would move option sets into a class whose flow is
+    not theirs, and the explored one could still be right. So every member is held to
+    the book's schedule here, not only the one explored.
+    """
+    found = []
+    for options in members:
+        book = Book.of("four_winds", options)
+        read = (book.charleston_this_round, book.ding_dong_this_round)
+        if read != tuple(flow[:2]):
+            found.append(
+                f"round {options['round']}, charleston {options['charleston']}, ding dong "
+                f"{options['ding_dong']}: the engine plays the Charleston "
+                f"{_on(flow[0])} and the Ding Dong {_on(flow[1])}; the rule book (FW-07) "
+                f"plays them {_on(read[0])} and {_on(read[1])}"
+            )
+    return tuple(found)
+
+
+def _on(plays: bool) -> str:
+    return "on" if plays else "off"
+
+
 def option_sets(ruleset: str | None = None, *, bounded: bool = False) -> list[OptionSet]:
     """The option sets ``check`` explores: every ruleset's (or ``ruleset``'s), one per
     Four Winds flow class (only the bounded maxima when ``bounded``)."""
@@ -103,9 +134,8 @@ def option_sets(ruleset: str | None = None, *, bounded: bool = False) -> list[Op
             weight = (2 if name == "nmjl" else 1) * (150 if bounded else 1500)
             chosen.append(OptionSet(name, {}, weight=weight))
             continue
-        for (charleston, ding_dong, maximum, placing), members in sorted(
-            four_winds_classes().items()
-        ):
+        for flow, members in sorted(four_winds_classes().items()):
+            charleston, ding_dong, maximum, placing = flow
             if bounded and maximum not in BOUNDED_DING_DONG_MAX:
                 continue
             label = (
@@ -122,6 +152,13 @@ def option_sets(ruleset: str | None = None, *, bounded: bool = False) -> list[Op
                 * (1 if placing else 2)
             )
             chosen.append(
-                OptionSet(name, members[0], covers=len(members), label=label, weight=weight)
+                OptionSet(
+                    name,
+                    members[0],
+                    covers=len(members),
+                    label=label,
+                    weight=weight,
+                    misread=misread(members, flow),
+                )
             )
     return chosen

@@ -166,6 +166,8 @@ def _explored(
         exercised = found.to_json()
     else:
         result = run()
+    for message in option_set.misread:  # the class it stands for, held to the book
+        result.failures.append(Failure("rule_flow", ("FW-07",), message, [], []))
     return Checked(option_set, result.slim() if slim else result, ordered, exercised)
 
 
