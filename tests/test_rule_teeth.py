@@ -237,6 +237,18 @@ def _negative_blind_taken(mp: pytest.MonkeyPatch) -> None:
 
 
 NO_BLIND = {"blind_pass": False}
+
+
+def _ding_dong_receivers_unchecked(mp: pytest.MonkeyPatch) -> None:
+    # the gifts' tiles checked, their receivers not: a tile to the giver, two to one
+    # player, one to nobody all taken (the mutation run of four_winds.py, line 353)
+    def check_gifts(self: FourWindsTable, seat: Seat, command: Any, source: Any) -> None:
+        steps = self.ruleset.steps[source.id]
+        self._check_selection(seat, steps, [g.tile for g in command.gifts])
+
+    mp.setattr(FourWindsTable, "check_gifts", check_gifts)
+
+
 NO_DING_DONG = {"ding_dong": "off"}
 #: a deal whose round plays no Charleston: the Ding Dong window straight away
 DING_DONG_ONLY = {"charleston": "last_round", "ding_dong_max": 1}
@@ -270,6 +282,9 @@ DEFECTS: list[tuple[str, Seed, str, dict[str, Any], str]] = [
     ("a free courtesy of 3 refused", _courtesy_of_three_refused, "house", {}, "PASS-02"),
     ("4 tiles where 3 are due", _four_where_three, "house", {}, "PASS-01"),
     ("a blind count of -1 taken", _negative_blind_taken, "nmjl", {}, "NMJL-07"),
+    # from the mutation run of four_winds.py
+    ("a Ding Dong's receivers unchecked", _ding_dong_receivers_unchecked, "four_winds",
+     DING_DONG_ONLY, "FW-04"),
 ]  # fmt: skip
 
 

@@ -132,6 +132,8 @@ class Malformed:
                 yield _command(name, seat, tiles[:-1], 1, command), expected
             if name == "confirm_pass" and refused_by is None:
                 yield from self._blind_counts(snapshot, seat, tiles, blind, command)
+            if name == "give_ding_dong":
+                yield from _misdirected(seat, command)
         yield from self._out_of_turn(snapshot, config)
 
     def _blind_counts(
@@ -283,6 +285,24 @@ class Malformed:
                     ("FW-06",),
                 ),
             )
+
+
+def _misdirected(
+    seat: str, command: Mapping[str, Any]
+) -> Iterator[tuple[dict[str, Any], Expectation]]:
+    """A Ding Dong's gifts sent otherwise than one tile to each other player (FW-04): a
+    tile to the giver, two to one receiver, one to nobody."""
+    gifts = [dict(g) for g in command["gifts"]]
+    if len(gifts) < 2:
+        return
+    wrong: list[tuple[Any, str, str]] = [
+        (seat, "a Ding Dong tile given to the giver", "ding_dong_to_self"),
+        (gifts[1]["to"], "two Ding Dong tiles to one receiver", "ding_dong_same_receiver"),
+        (None, "a Ding Dong tile to nobody", "ding_dong_to_nobody"),
+    ]
+    for to, what, code in wrong:
+        spoiled = [{**gifts[0], "to": to}, *gifts[1:]]
+        yield {"type": "give_ding_dong", "seat": seat, "gifts": spoiled}, (what, code, ("FW-04",))
 
 
 def _spare(hand: Sequence[int], tiles: Sequence[int]) -> list[int]:
