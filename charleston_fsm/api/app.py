@@ -22,6 +22,7 @@ from fastapi.concurrency import run_in_threadpool
 from ..store import GameStore
 from ..store.platform.feed_positions import Sequencer
 from . import (
+    heap,
     routes_director,
     routes_games,
     routes_live,
@@ -80,6 +81,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sequencer.start()
         sender.start()
     log.info("service started", extra={"notifier": notifier.kind, "pid": os.getpid()})
+    if app.state.freeze_heap:  # api/heap.py: no full collection walks the start-up objects
+        log.info(
+            "heap settled: start-up objects frozen", extra={**heap.settle(), "pid": os.getpid()}
+        )
     try:
         yield
     finally:
@@ -104,6 +109,7 @@ def create_app(
     platform_workers: bool = True,
     feed_heartbeat: float | None = None,
     bench_floor: bool | None = None,
+    freeze_heap: bool | None = None,
 ) -> FastAPI:
     """The service over ``store`` (default: ``GameStore()`` from ``$CHARLESTON_DATABASE_URL``).
 
@@ -116,6 +122,8 @@ def create_app(
     ``$CHARLESTON_FEED_HEARTBEAT``, else 15).
     ``bench_floor``: add the bench's floor route (:mod:`.bench_floor`; default:
     ``$CHARLESTON_BENCH_FLOOR`` is ``1``): never in a production service.
+    ``freeze_heap``: once started, collect and freeze the heap (:mod:`.heap`; default:
+    ``$CHARLESTON_FREEZE_HEAP`` is ``1``): a serving process, not a test's app.
     """
     if store is None:
         store = GameStore()
@@ -155,6 +163,7 @@ def create_app(
     app.state.platform_key = platform_key
     app.state.clock_interval = clock_interval
     app.state.feed_heartbeat = feed_heartbeat
+    app.state.freeze_heap = heap.wanted(freeze_heap)
     # CHARLESTON_PLATFORM_WORKERS=0: another process numbers the feed and sends webhooks
     # (and the fault tests, whose relay must see only the command's COMMIT)
     app.state.platform_workers = (

@@ -22,6 +22,7 @@ from .load import (
     climb,
     command_sender,
     create_tables,
+    each_once,
     floor_sender,
     health_sender,
 )
@@ -106,8 +107,12 @@ async def _measure(
         ladders: list[tuple[int, Ladder]] = []
         for tables in plan.tables:
             active = slots[: tables * 3]
+            send = command_sender(raw, active, resends)
+            # each seat once before the clock, as the floor route's are: a seat's first
+            # request looks its token up in the store, its later ones find it remembered
+            await each_once(send, len(active))
             ladder = await climb(
-                command_sender(raw, active, resends),
+                send,
                 plan.rates,
                 plan.seconds,
                 poisson=plan.poisson,

@@ -235,6 +235,20 @@ def health_sender(client: RawClient) -> Callable[[], Awaitable[str | None]]:
     return send
 
 
+async def each_once(
+    send: Callable[[], Awaitable[str | None]], count: int, parallel: int = 16
+) -> list[str]:
+    """``count`` requests, ``parallel`` at a time, untimed (a sender takes its seats in
+    turn, so one call per seat touches each); what went wrong, if anything."""
+    gate = asyncio.Semaphore(parallel)
+
+    async def one() -> str | None:
+        async with gate:
+            return await send()
+
+    return [p for p in await asyncio.gather(*(one() for _ in range(count))) if p is not None]
+
+
 async def offer(
     send: Callable[[], Awaitable[str | None]],
     rate: float,

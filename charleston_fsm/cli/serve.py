@@ -119,6 +119,7 @@ def serve_command(
 
     from ..api import create_app, serve
     from ..api.bench_floor import BENCH_FLOOR_ENV
+    from ..api.heap import FREEZE_HEAP_ENV
     from ..api.logs import configure, log
 
     configure(log_level.upper())
@@ -176,6 +177,7 @@ def serve_command(
         )
         if bench_floor:
             os.environ[BENCH_FLOOR_ENV] = "1"
+        os.environ[FREEZE_HEAP_ENV] = "1"  # api/heap.py: each worker is a serving process
         store.dispose()
         app_ = None
     else:
@@ -185,6 +187,7 @@ def serve_command(
             max_body_bytes=max_body_bytes,
             body_timeout=body_timeout,
             bench_floor=bench_floor,
+            freeze_heap=True,
         )
     log.info(f"open http://{shown}:{port}/ in a browser to create a game and take a seat")
     serve.run(
