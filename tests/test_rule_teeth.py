@@ -249,6 +249,31 @@ def _ding_dong_receivers_unchecked(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(FourWindsTable, "check_gifts", check_gifts)
 
 
+def _stopped_game_told_as_played_out(mp: pytest.MonkeyPatch) -> None:
+    # the summary reads the votes wrong: a game stopped by a vote is told as played in
+    # full (the mutation run of charts/standard/table.py, line 130)
+    ending = StandardTable.ending
+
+    def told(self: StandardTable, name: Callable[[Seat], str]) -> dict[str, Any] | None:
+        summary = ending(self, name)
+        if summary is not None and summary["how"] == "stopped":
+            return {**summary, "how": "all_passes", "by": []}
+        return summary
+
+    mp.setattr(StandardTable, "ending", told)
+
+
+def _set_aside_heavenly_recorded_as_declared(mp: pytest.MonkeyPatch) -> None:
+    # the recorded reason ignores the verdict: a Heavenly Hand judged invalid and set
+    # aside ends the Charleston as "declared" (the same run, line 160)
+    def default_end_reason(self: StandardTable) -> str:
+        declared = self.declaration
+        heavenly = declared and declared["kind"] == "heavenly"
+        return "Heavenly Hand declared" if heavenly else "all passes complete"
+
+    mp.setattr(StandardTable, "default_end_reason", default_end_reason)
+
+
 NO_DING_DONG = {"ding_dong": "off"}
 #: a deal whose round plays no Charleston: the Ding Dong window straight away
 DING_DONG_ONLY = {"charleston": "last_round", "ding_dong_max": 1}
@@ -285,6 +310,11 @@ DEFECTS: list[tuple[str, Seed, str, dict[str, Any], str]] = [
     # from the mutation run of four_winds.py
     ("a Ding Dong's receivers unchecked", _ding_dong_receivers_unchecked, "four_winds",
      DING_DONG_ONLY, "FW-04"),
+    # from the mutation run of charts/standard/table.py: how a finished game is told
+    ("a stopped game told as played out", _stopped_game_told_as_played_out, "house", {},
+     "NMJL-02"),
+    ("a set-aside Heavenly Hand recorded as declared", _set_aside_heavenly_recorded_as_declared,
+     "house", {}, "NMJL-21"),
 ]  # fmt: skip
 
 
