@@ -274,6 +274,68 @@ def _set_aside_heavenly_recorded_as_declared(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(StandardTable, "default_end_reason", default_end_reason)
 
 
+def _offer_of_three_refused(mp: pytest.MonkeyPatch) -> None:
+    # the offer's bound read as "under 3": a pair can agree at most 2 (the same run, line 183)
+    check_offer = StandardTable.check_offer
+
+    def capped(self: StandardTable, seat: Seat, command: Any) -> None:
+        if command.count == 3:
+            raise errors.WrongCount("A courtesy offer is 0 to 2 tiles.", rule="NMJL-13")
+        check_offer(self, seat, command)
+
+    mp.setattr(StandardTable, "check_offer", capped)
+
+
+def _offer_of_four_taken(mp: pytest.MonkeyPatch) -> None:
+    # the offer's bound one too high (the command's count has no bounds of its own; the
+    # same run, line 183)
+    check_offer = StandardTable.check_offer
+
+    def loose(self: StandardTable, seat: Seat, command: Any) -> None:
+        if command.count != 4:
+            check_offer(self, seat, command)
+
+    mp.setattr(StandardTable, "check_offer", loose)
+
+
+def _late_objection_recorded_on_time(mp: pytest.MonkeyPatch) -> None:
+    # the late stop's row loses its mark: the record tells it as a vote at the vote (the
+    # same run, line 360)
+    record = StandardTable.record_late_objection
+
+    def unmarked(self: StandardTable, seat: Seat, command: Any, source: Any) -> None:
+        before = len(self._pending)
+        record(self, seat, command, source)
+        for event in self._pending[before:]:
+            event.payload.pop("late", None)
+
+    mp.setattr(StandardTable, "record_late_objection", unmarked)
+
+
+def _judgement_refusal_skipped(mp: pytest.MonkeyPatch) -> None:
+    # a verdict where nothing is declared gets the chart's "not now", not the rule's
+    # refusal (the same run, line 107)
+    family_refusal = StandardTable.family_refusal
+
+    def refusal(self: StandardTable, command: Any) -> errors.CharlestonError | None:
+        return None if command.event == "judge_declaration" else family_refusal(self, command)
+
+    mp.setattr(StandardTable, "family_refusal", refusal)
+
+
+def _second_charleston_refuses_everything(mp: pytest.MonkeyPatch) -> None:
+    # once all four continued, every refused command is told the Second Charleston is
+    # mandatory, a declaration too (the same run, line 109)
+    family_refusal = StandardTable.family_refusal
+
+    def refusal(self: StandardTable, command: Any) -> errors.CharlestonError | None:
+        if command.event != "judge_declaration" and self.all_continue() and not self.finished:
+            return family_refusal(self, command.model_copy(update={"type": "vote"}))
+        return family_refusal(self, command)
+
+    mp.setattr(StandardTable, "family_refusal", refusal)
+
+
 NO_DING_DONG = {"ding_dong": "off"}
 #: a deal whose round plays no Charleston: the Ding Dong window straight away
 DING_DONG_ONLY = {"charleston": "last_round", "ding_dong_max": 1}
@@ -315,6 +377,13 @@ DEFECTS: list[tuple[str, Seed, str, dict[str, Any], str]] = [
      "NMJL-02"),
     ("a set-aside Heavenly Hand recorded as declared", _set_aside_heavenly_recorded_as_declared,
      "house", {}, "NMJL-21"),
+    ("a courtesy offer of 3 refused", _offer_of_three_refused, "nmjl", NO_BLIND, "NMJL-13"),
+    ("a courtesy offer of 4 taken", _offer_of_four_taken, "nmjl", NO_BLIND, "NMJL-13"),
+    ("a late objection recorded as on time", _late_objection_recorded_on_time, "nmjl", NO_BLIND,
+     "NMJL-05"),
+    ("a verdict on nothing told 'not now'", _judgement_refusal_skipped, "house", {}, "NMJL-21"),
+    ("every refusal in the Second Charleston told it is mandatory",
+     _second_charleston_refuses_everything, "house", {}, "NMJL-16"),
 ]  # fmt: skip
 
 

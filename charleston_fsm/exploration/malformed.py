@@ -19,12 +19,16 @@ a tile declared blind where none may    ``blind_pass_not_allowed``  NMJL-07, HOU
 four tiles blind                        ``wrong_count``             NMJL-07
 four tiles and a blind count of -1      ``wrong_count``             NMJL-07
 four tiles where a courtesy is free     ``wrong_count``             PASS-02
+a courtesy offer of -1, and of 4        ``wrong_count``             NMJL-13
 a stop after the late objection window  ``second_charleston_...``   NMJL-06, HOUSE-04
 a second vote                           ``already_voted``           NMJL-02
 Mah Jongg declared by South             ``only_east_declares``      NMJL-17
 a Ding Dong asked by South              ``only_east_requests_...``  FW-06
 the Ding Dong window closed by South    ``director_command``        FW-08
 a vote in the First Charleston          ``not_allowed_now``         NMJL-02
+East's Mah Jongg, Second Charleston     ``not_allowed_now``         NMJL-16
+a verdict with nothing declared         ``no_declaration_to_judge`` NMJL-21
+a second verdict on a declaration       ``declaration_already_...`` NMJL-21
 a pass confirmed after the end          ``charleston_over``         NMJL-20
 ======================================  ==========================  =====================
 
@@ -116,6 +120,9 @@ class Malformed:
                 tiles, blind = list(command["tiles"]), command.get("blind", 0)
             elif name == "give_ding_dong":
                 tiles, blind = [g["tile"] for g in command["gifts"]], 0
+            elif name == "offer_courtesy":
+                yield from self._offers_out_of_bounds(config, seat)
+                continue
             else:
                 continue
             key = (config, seat, name, len(tiles), blind, bool(snapshot["received"][seat]))
@@ -135,6 +142,19 @@ class Malformed:
             if name == "give_ding_dong":
                 yield from _misdirected(seat, command)
         yield from self._out_of_turn(snapshot, config)
+
+    def _offers_out_of_bounds(
+        self, config: tuple[str, ...], seat: str
+    ) -> Iterator[tuple[dict[str, Any], Expectation]]:
+        """A courtesy offer outside 0 to 3 (NMJL-13; the command's count has no bounds of
+        its own), where the seat's offer was taken."""
+        key = (config, seat, "offer_courtesy")
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        for count in (-1, COURTESY_MOST + 1):
+            offer = {"type": "offer_courtesy", "seat": seat, "count": count}
+            yield offer, (f"a courtesy offer of {count}", "wrong_count", ("NMJL-13",))
 
     def _blind_counts(
         self,
@@ -261,6 +281,13 @@ class Malformed:
                 {"type": "vote", "seat": "east", "choice": "continue"},
                 ("a vote in the First Charleston", "not_allowed_now", ("NMJL-02",)),
             )
+        if book.standard and was.startswith("CHARLESTON_P2"):
+            yield (
+                {"type": "declare_mah_jongg", "seat": "east"},
+                ("Mah Jongg declared in the Second Charleston", "not_allowed_now", ("NMJL-16",)),
+            )
+        if book.standard:
+            yield from _judged_wrongly(snapshot["declaration"], was)
         if was == "CHARLESTON_DONE":
             tiles = [t for t in snapshot["racks"]["south"] if not is_joker(t)][:STANDARD_COUNT]
             yield (
@@ -285,6 +312,18 @@ class Malformed:
                     ("FW-06",),
                 ),
             )
+
+
+def _judged_wrongly(
+    declared: Mapping[str, Any] | None, was: str
+) -> Iterator[tuple[dict[str, Any], Expectation]]:
+    """The director's verdict where there is nothing to judge: no declaration, or one
+    judged already (NMJL-21: a declaration is judged once)."""
+    judge = {"type": "judge_declaration", "verdict": "valid", "text": "A hand as the card shows."}
+    if declared is None and was == "CHARLESTON_P1_R":
+        yield judge, ("a verdict with nothing declared", "no_declaration_to_judge", ("NMJL-21",))
+    elif declared is not None and declared.get("judged"):
+        yield judge, ("a second verdict", "declaration_already_judged", ("NMJL-21",))
 
 
 def _misdirected(

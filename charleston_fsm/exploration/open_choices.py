@@ -9,12 +9,14 @@ says a seat may still do is asked of what the explorer's moves found taken:
 a seat holding a confirmed choice may withdraw it       PASS-05
 a blind split of a count taken from the hand is taken   NMJL-07
 a free courtesy count, 0 to 3 tiles, is taken           PASS-02
+a courtesy offer of 0 to 3 tiles is taken               NMJL-13
 ======================================================  ===========
 
 The withdrawal is tried of every seat holding a choice (in either order of exploration,
 :func:`.abstraction.moves`); the splits of a count between the hand and the blind are
 tried where the step has a blind pass, and every count of a free courtesy pass
-(:func:`.abstraction.selection_counts`). A split or a count is judged only where another
+(:func:`.abstraction.selection_counts`), and every offer of 0 to 3 where a pair agrees
+its count. A split, a count or an offer is judged only where another
 choice of the same seat was taken in the same configuration: the seat, its step and the
 placing requirement are then the rule book's own, and only what the rule leaves free
 differs (0 to 3 blind where the book allows a blind pass, NMJL-07; 0 to 3 tiles where
@@ -51,6 +53,7 @@ def check(
         *withdrawable(table, accepted),
         *blind_splits(tried, configuration, book),
         *courtesy_counts(tried, configuration, book),
+        *courtesy_offers(tried),
     ]
 
 
@@ -129,3 +132,20 @@ def courtesy_counts(
                 )
             )
     return findings
+
+
+def courtesy_offers(tried: Iterable[tuple[Command, bool]]) -> list[Finding]:
+    """Where a pair agrees its count, each of its players may offer 0 to 3 tiles (NMJL-13):
+    of a seat one of whose offers was taken here, every explored offer."""
+    offers = [(c, t) for c, t in tried if c.type == "offer_courtesy"]
+    seats = {command.seat for command, was_taken in offers if was_taken}
+    return [
+        (
+            PROPERTY,
+            ("NMJL-13",),
+            f"{command.seat.label}: an offer of {command.count} courtesy tile(s) was refused, "
+            f"where the rule book lets an offer be 0 to {COURTESY_MOST} and another was taken",
+        )
+        for command, was_taken in offers
+        if not was_taken and command.seat in seats and 0 <= command.count <= COURTESY_MOST
+    ]

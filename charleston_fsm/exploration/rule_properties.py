@@ -27,7 +27,8 @@ before it (its snapshot), the command, the events it caused and the table after:
   FW-08); ``rule_courtesy``: offers and the agreed count (NMJL-13, HOUSE-03);
 - ``rule_ending``: how a finished game tells its players it ended (NMJL-02, NMJL-10,
   NMJL-14, NMJL-21): the recorded reason and the summary's code, seats and words agree
-  with the votes and the declaration the commands recorded;
+  with the votes and the declaration the commands recorded, and it says who judged the
+  declaration and how (NMJL-19);
 - ``rule_secrecy``: no *face* of a tile a seat never held in what it is sent, none at
   all to a spectator (PASS-11, SVC-16): checked by :func:`.properties.secrecy_of_events`
   beside the ids, on the same redacted events.
@@ -43,12 +44,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..engine.charts.standard import StandardTable
+from ..engine.commands import ACCEPTED_AS
 from ..engine.events import Event
 from ..engine.seats import SEATS, Seat
 from ..engine.table import Table
 from ..engine.tiles import is_joker
-from . import transfer_rules
+from . import ending_rules, transfer_rules
 from .properties import Finding
 from .rule_book import EAST_HAND, Book
 from .transfer_rules import PASSING, chosen_after, seat_state, value
@@ -63,10 +64,6 @@ NAMES = (
     "rule_ending",
     "rule_secrecy",
 )
-#: the reasons a standard game records when nothing declared ends it (NMJL-10: the
-#: Second Right moved no tile from a hand, so no Courtesy Pass)
-PLAYED_OUT = "all passes complete"
-NO_COURTESY_PASS = "no tile passed from any hand on the Second Right: no Courtesy Pass"
 
 
 def stage(configuration: Sequence[str]) -> str:
@@ -99,8 +96,9 @@ def transition(
         *_choice(before, command, book),
         *_kept_choice(command, after),
         *_declare(before, command, after, book),
+        *_vote_recorded(before, command, events),
         *_courtesy(before, command, events, book),
-        *_ending(events, after, book),
+        *ending_rules.ending(events, after, book),
     ]
 
 
@@ -306,6 +304,24 @@ def _declare(
         yield from _ding_dong_request(before, seat, book)
 
 
+def _vote_recorded(
+    before: Mapping[str, Any], command: Mapping[str, Any], events: Sequence[Event]
+) -> Iterator[Finding]:
+    """A vote's row says whether it was a late objection (NMJL-05): what the record, the
+    players' history and the audit tell of it, and the choices it dropped."""
+    if command["type"] != "vote":
+        return
+    late = stage(before["configuration"]) != "CHARLESTON_DECIDE_STOP"
+    for event in events:
+        if event.type == ACCEPTED_AS["vote"] and bool(event.payload.get("late")) != late:
+            yield (
+                "rule_declare",
+                ("NMJL-05",),
+                f"{command['seat']}'s vote at {stage(before['configuration'])} was "
+                f"recorded {'not ' if late else ''}late",
+            )
+
+
 def _ding_dong_request(
     before: Mapping[str, Any], seat: str | None, book: Book
 ) -> Iterator[Finding]:
@@ -352,70 +368,3 @@ def _courtesy(
                 f"the pair {'-'.join(pair)} offered {made} and agreed "
                 f"{event.payload['count']}; the rule book says the smaller",
             )
-
-
-# -- how a game ended ------------------------------------------------------------------------
-
-
-def _ending(events: Sequence[Event], after: Table, book: Book) -> Iterator[Finding]:
-    """The reason recorded when the Charleston ends, and the summary every view shows of
-    a finished game: read against the declaration and the votes the commands recorded."""
-    if not book.standard or not isinstance(after, StandardTable) or not after.finished:
-        return
-    declared = after.declaration
-    set_aside = bool(
-        declared
-        and declared["kind"] == "heavenly"
-        and declared["verdict"] == "invalid"
-        and declared.get("judged")
-    )
-    for event in events:
-        if event.type == "charleston_ended":
-            yield from _reason(event.payload["reason"], declared, set_aside)
-    stops = [s.value for s in SEATS if after.votes.get(s) == "stop"]
-    if declared is not None and declared["kind"] == "heavenly" and not set_aside:
-        expected, by, rules = "heavenly", ["east"], ("NMJL-14",)
-    elif stops:
-        expected, by, rules = "stopped", stops, ("NMJL-02",)
-    elif after.ended_reason == NO_COURTESY_PASS:
-        expected, by, rules = "no_courtesy", [], ("NMJL-10",)
-    else:
-        expected, by, rules = "all_passes", [], ("NMJL-03",)
-    told = after.ending(lambda seat: seat.value)
-    if told is None or (told["how"], told["by"]) != (expected, by):
-        yield (
-            "rule_ending",
-            rules,
-            f"the finished game is told as {told and (told['how'], told['by'])}; the votes "
-            f"{dict((s.value, v) for s, v in after.votes.items())} and the declaration "
-            f"{declared} say {(expected, by)}",
-        )
-    elif ("Heavenly Hand was judged invalid by the director and set aside" in told["text"]) != (
-        set_aside
-    ):
-        yield (
-            "rule_ending",
-            ("NMJL-21",),
-            f"the summary {'omits' if set_aside else 'tells'} a Heavenly Hand set aside, "
-            f"where the declaration is {declared}",
-        )
-
-
-def _reason(reason: str, declared: Mapping[str, Any] | None, set_aside: bool) -> Iterator[Finding]:
-    """The reason the ``charleston_ended`` row records, from the declaration at that moment."""
-    if declared is None or set_aside:
-        allowed: tuple[str, ...] = (PLAYED_OUT, NO_COURTESY_PASS)
-        rules: tuple[str, ...] = ("NMJL-10", "NMJL-21")
-    elif declared.get("judged") and declared["verdict"] == "valid":
-        allowed, rules = (f"{declared['kind'].capitalize()} Hand judged valid",), ("NMJL-21",)
-    elif declared["kind"] == "heavenly":
-        allowed, rules = ("Heavenly Hand declared",), ("NMJL-14",)
-    else:
-        return
-    if reason not in allowed:
-        yield (
-            "rule_ending",
-            rules,
-            f"the Charleston ended recording {reason!r}; with the declaration {declared} the "
-            f"rule book says {' or '.join(repr(a) for a in allowed)}",
-        )
