@@ -89,6 +89,14 @@ SAMPLE: list[tuple[str, str, str, str, str]] = [
         "if event.type in PASS_COMMAND_EVENTS and event.seat is None:",
         "FAILED steps",
     ),
+    # a game ended by a declared Heavenly Hand told as played in full
+    (
+        "charts/standard/table.py",
+        "core/ReplaceComparisonOperator_Eq_NotEq",
+        'if d and d["kind"] == "heavenly" and not self._set_aside_heavenly():',
+        'if d and d["kind"] != "heavenly" and not self._set_aside_heavenly():',
+        "NMJL-14",
+    ),
 ]
 
 

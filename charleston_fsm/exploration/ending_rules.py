@@ -77,13 +77,18 @@ def ending(events: Sequence[Event], after: Table, book: Book) -> Iterator[Findin
 
 
 def _told_verdict(text: str, declared: Mapping[str, Any]) -> Iterator[Finding]:
-    """The summary says what became of East's declaration: who judged it and how, or that
-    the director has still to, and names an Earthly Hand as one (NMJL-19, NMJL-21)."""
+    """The summary says what became of East's declaration: who judged it, how and what
+    that did, or that the director has still to; and it names an Earthly Hand as one
+    (NMJL-19, NMJL-21)."""
     if declared["verdict"] == "pending":
         said = ["still to judge"]
     else:
         judge = "the director" if declared.get("judged") else "the hand checker"
         said = [f"{judge} judged it {declared['verdict']}"]
+        # what the verdict did: a valid hand ends the game, an invalid one leaves the
+        # Charleston complete (a Heavenly Hand set aside is told apart, above)
+        valid = declared["verdict"] == "valid"
+        said.append("the game ends with this hand" if valid else "the Charleston stays complete")
     earthly = declared["kind"] == "earthly"
     if earthly:
         said.append("declared an Earthly Hand")
