@@ -323,6 +323,17 @@ def _judgement_refusal_skipped(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(StandardTable, "family_refusal", refusal)
 
 
+def _second_verdict_taken(mp: pytest.MonkeyPatch) -> None:
+    # the verdict's validator lets a judged declaration be judged again (NMJL-21: once)
+    check_judgement = StandardTable.check_judgement
+
+    def again(self: StandardTable, seat: Seat | None) -> None:
+        if self.declaration is None:
+            check_judgement(self, seat)
+
+    mp.setattr(StandardTable, "check_judgement", again)
+
+
 def _second_charleston_refuses_everything(mp: pytest.MonkeyPatch) -> None:
     # once all four continued, every refused command is told the Second Charleston is
     # mandatory, a declaration too (the same run, line 109)
@@ -382,6 +393,7 @@ DEFECTS: list[tuple[str, Seed, str, dict[str, Any], str]] = [
     ("a late objection recorded as on time", _late_objection_recorded_on_time, "nmjl", NO_BLIND,
      "NMJL-05"),
     ("a verdict on nothing told 'not now'", _judgement_refusal_skipped, "house", {}, "NMJL-21"),
+    ("a declaration judged twice", _second_verdict_taken, "house", {}, "NMJL-21"),
     ("every refusal in the Second Charleston told it is mandatory",
      _second_charleston_refuses_everything, "house", {}, "NMJL-16"),
 ]  # fmt: skip

@@ -142,6 +142,8 @@ class Malformed:
             if name == "give_ding_dong":
                 yield from _misdirected(seat, command)
         yield from self._out_of_turn(snapshot, config)
+        if self.book.standard:
+            yield from self._judged_wrongly(snapshot["declaration"], config)
 
     def _offers_out_of_bounds(
         self, config: tuple[str, ...], seat: str
@@ -234,6 +236,29 @@ class Malformed:
             what = f"{due + 1} tile(s) where {due} are due"
             yield [*tiles, spare[0]], (what, "wrong_count", rules)
 
+    def _judged_wrongly(
+        self, declared: Mapping[str, Any] | None, config: tuple[str, ...]
+    ) -> Iterator[tuple[dict[str, Any], Expectation]]:
+        """The director's verdict where there is nothing to judge: no declaration, or one
+        judged already (NMJL-21: a declaration is judged once). Once per chart
+        configuration and state of the declaration: a configuration is first reached
+        before anything is judged (a Heavenly Hand set aside returns to the First Right)."""
+        judged = declared is not None and bool(declared.get("judged"))
+        key = (config, "verdict", declared is None, judged)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        judge = {
+            "type": "judge_declaration",
+            "verdict": "valid",
+            "text": "A hand as the card shows.",
+        }
+        if declared is None and stage(config) == "CHARLESTON_P1_R":
+            what = ("a verdict with nothing declared", "no_declaration_to_judge", ("NMJL-21",))
+            yield judge, what
+        elif judged:
+            yield judge, ("a second verdict", "declaration_already_judged", ("NMJL-21",))
+
     def _out_of_turn(
         self, snapshot: Mapping[str, Any], config: tuple[str, ...]
     ) -> Iterator[tuple[dict[str, Any], Expectation]]:
@@ -245,6 +270,10 @@ class Malformed:
         self.seen.add(key)
         book, was = self.book, stage(config)
         if book.standard and was.startswith("CHARLESTON_P2"):
+            yield (
+                {"type": "declare_mah_jongg", "seat": "east"},
+                ("Mah Jongg declared in the Second Charleston", "not_allowed_now", ("NMJL-16",)),
+            )
             late = book.options["late_objection"]
             if not late or was != book.second_first:
                 rule = "NMJL-06" if late else "HOUSE-04"
@@ -281,13 +310,6 @@ class Malformed:
                 {"type": "vote", "seat": "east", "choice": "continue"},
                 ("a vote in the First Charleston", "not_allowed_now", ("NMJL-02",)),
             )
-        if book.standard and was.startswith("CHARLESTON_P2"):
-            yield (
-                {"type": "declare_mah_jongg", "seat": "east"},
-                ("Mah Jongg declared in the Second Charleston", "not_allowed_now", ("NMJL-16",)),
-            )
-        if book.standard:
-            yield from _judged_wrongly(snapshot["declaration"], was)
         if was == "CHARLESTON_DONE":
             tiles = [t for t in snapshot["racks"]["south"] if not is_joker(t)][:STANDARD_COUNT]
             yield (
@@ -312,18 +334,6 @@ class Malformed:
                     ("FW-06",),
                 ),
             )
-
-
-def _judged_wrongly(
-    declared: Mapping[str, Any] | None, was: str
-) -> Iterator[tuple[dict[str, Any], Expectation]]:
-    """The director's verdict where there is nothing to judge: no declaration, or one
-    judged already (NMJL-21: a declaration is judged once)."""
-    judge = {"type": "judge_declaration", "verdict": "valid", "text": "A hand as the card shows."}
-    if declared is None and was == "CHARLESTON_P1_R":
-        yield judge, ("a verdict with nothing declared", "no_declaration_to_judge", ("NMJL-21",))
-    elif declared is not None and declared.get("judged"):
-        yield judge, ("a second verdict", "declaration_already_judged", ("NMJL-21",))
 
 
 def _misdirected(
