@@ -95,6 +95,8 @@ def test_the_load_generator_sends_only_legal_commands(quick_run: dict[str, Any])
         steps = details.get("steps", []) + details.get("healthz_steps", [])
         steps += details.get("floor_steps", [])  # the floor route answered every request
         assert steps, figure
+        if figure["name"].startswith("HTTP"):  # each seat's untimed first command too
+            assert details["first_commands_failed"] == 0, details["first_command_failure"]
         for step in steps:
             assert step["errors"] == 0, step["first_error"]
             assert step["ok"] == step["sent"] == round(step["rate"] * 1.0)

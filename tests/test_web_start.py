@@ -8,6 +8,7 @@ the buttons. The docs' screenshots come from here (CHARLESTON_DOC_SHOTS=1)."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -254,6 +255,14 @@ def test_on_a_phone_the_countdown_stays_beside_the_buttons(
             }"""
         ).json_value()
         assert 0 <= look["gap"] < 40 and " s left " in look["text"], look  # right above
+        # what the table waits for leads: "Place all", the primary button, above the pass
+        # it unblocks (below it, a phone's screen ended before it)
+        expect(place_all).to_have_class(re.compile(r"\bprimary\b"))
+        assert page.evaluate(
+            """() => { const all = [...document.querySelectorAll('#actions button')];
+                return all.findIndex(b => b.textContent.trim().startsWith('Place all'))
+                    < all.findIndex(b => b.classList.contains('pass')); }"""
+        )
         assert_axe_clean(page, "a phone's table scrolled to its buttons")
         Shots("countdown_phone")(page, "place-all")
         doc_shot(page, "table-countdown-phone")

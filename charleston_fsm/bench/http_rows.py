@@ -105,12 +105,14 @@ async def _measure(
             loop_cpu=server.loop_cpu_seconds,
         )
         ladders: list[tuple[int, Ladder]] = []
+        warm_failed: dict[int, list[str]] = {}
         for tables in plan.tables:
             active = slots[: tables * 3]
             send = command_sender(raw, active, resends)
             # each seat once before the clock, as the floor route's are: a seat's first
             # request looks its token up in the store, its later ones find it remembered
-            await each_once(send, len(active))
+            # (what failed there is told beside the figure: the ladder never sees it)
+            warm_failed[tables] = await each_once(send, len(active))
             ladder = await climb(
                 send,
                 plan.rates,
@@ -142,9 +144,15 @@ async def _measure(
     figures = [
         _rate_figure(database, tables, ladder, health, processes) for tables, ladder in ladders
     ]
-    for figure in figures:  # what the busy service made the bench send again
+    for (tables, _), figure in zip(ladders, figures, strict=True):
+        # what the busy service made the bench send again, and what the untimed first
+        # command of each seat met (a failed one leaves that seat's token unremembered)
         figure.details["tables_resent_after_503"] = created_resent
         figure.details["commands_resent_after_503"] = resends.total - created_resent
+        failed = warm_failed.get(tables, [])
+        figure.details["first_commands_failed"] = len(failed)
+        if failed:
+            figure.details["first_command_failure"] = failed[0]
     figures.append(_cpu_figure(database, *ladders[-1], floor))
     figures.append(
         Figure(

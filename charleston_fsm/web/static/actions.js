@@ -124,10 +124,15 @@ export function renderActions(v) {
     box.append(div);
     return div;
   };
+  // placing first is what the table waits for when the rules ask it before the next pass:
+  // then "Place all" leads (a phone showed it under the disabled pass, below the screen)
+  const placeRow = () => row(
+    button("place-all", "Place all", io.placeAll, { disabled: !can.has("place_tiles"), cls: v.must_place_first ? "primary" : "" }),
+    note("or place them one at a time."),
+  );
+  if (v.received.length && v.must_place_first) placeRow();
   BY_PHASE[v.game.phase]?.(v, row, can);
-  if (v.received.length) {
-    row(button("place-all", "Place all", io.placeAll, { disabled: !can.has("place_tiles") }), note("or place them one at a time."));
-  }
+  if (v.received.length && !v.must_place_first) placeRow();
   if (!box.children.length && !v.game.finished) {
     const waiting = v.clock?.held ? `Waiting for the table to start: ${startsWhen(v.clock)}.`
       : v.clock?.bot ? "The service's bot plays your seat." : "Waiting for the others…";
