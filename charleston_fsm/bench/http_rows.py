@@ -142,17 +142,12 @@ async def _measure(
             counter.close()
     processes = plan.workers or 1
     figures = [
-        _rate_figure(database, tables, ladder, health, processes) for tables, ladder in ladders
+        _rate_figure(database, tables, ladder, health, processes, warm_failed[tables])
+        for tables, ladder in ladders
     ]
-    for (tables, _), figure in zip(ladders, figures, strict=True):
-        # what the busy service made the bench send again, and what the untimed first
-        # command of each seat met (a failed one leaves that seat's token unremembered)
+    for figure in figures:  # what the busy service made the bench send again
         figure.details["tables_resent_after_503"] = created_resent
         figure.details["commands_resent_after_503"] = resends.total - created_resent
-        failed = warm_failed.get(tables, [])
-        figure.details["first_commands_failed"] = len(failed)
-        if failed:
-            figure.details["first_command_failure"] = failed[0]
     figures.append(_cpu_figure(database, *ladders[-1], floor))
     figures.append(
         Figure(
@@ -190,8 +185,15 @@ class SessionCounter:
 
 
 def _rate_figure(
-    database: Database, tables: int, ladder: Ladder, health: Ladder, processes: int
+    database: Database,
+    tables: int,
+    ladder: Ladder,
+    health: Ladder,
+    processes: int,
+    first_failed: list[str],
 ) -> Figure:
+    """The highest rate ``ladder`` held; ``first_failed``: what the untimed first command
+    of each seat met (a failed one leaves that seat's token unremembered)."""
     served = f"{processes} serve processes" if processes > 1 else "one serve process"
     return Figure(
         row="http",
@@ -213,6 +215,8 @@ def _rate_figure(
                 (s.client_core_share for s in ladder.steps if s.rate == ladder.best), None
             ),
             "processes": processes,
+            "first_commands_failed": len(first_failed),
+            "first_command_failure": first_failed[0] if first_failed else None,
             "steps": [s.to_dict() for s in ladder.steps],
             "healthz_steps": [s.to_dict() for s in health.steps],
         },

@@ -130,7 +130,7 @@ export function renderActions(v) {
     button("place-all", "Place all", io.placeAll, { disabled: !can.has("place_tiles"), cls: v.must_place_first ? "primary" : "" }),
     note("or place them one at a time."),
   );
-  if (v.received.length && v.must_place_first) placeRow();
+  if (v.must_place_first) placeRow(); // (only with received tiles)
   BY_PHASE[v.game.phase]?.(v, row, can);
   if (v.received.length && !v.must_place_first) placeRow();
   if (!box.children.length && !v.game.finished) {
