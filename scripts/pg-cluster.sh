@@ -10,8 +10,11 @@
 # Each part has its own port and data directory under $CHARLESTON_CLUSTER_DIR (default
 # /tmp/charleston-pg-cluster), which the script owns: `stop` stops every part and
 # `stop --clean` also removes the folder. The system PostgreSQL (5432) is never touched.
-# Ports (base $CHARLESTON_CLUSTER_PORT, default 56000): etcd 56379 (peers 56380),
-# node1 56432, node2 56433, Patroni REST 56008/56009, PgBouncer 56439.
+# Ports (base $CHARLESTON_CLUSTER_PORT, default 26000): etcd 26379 (peers 26380),
+# node1 26432, node2 26433, Patroni REST 26008/26009, PgBouncer 26439. They lie below the
+# kernel's range for outgoing connections (Linux: 32768-60999), from which any client
+# socket may take a port for as long as it is connected: PostgreSQL then cannot bind it
+# and Patroni never bootstraps. `start` refuses a port some socket holds, naming it.
 #
 #   scripts/pg-cluster.sh start | stop [--clean] | status | url | bouncer-url
 #   scripts/pg-cluster.sh install         only install the missing packages
@@ -25,7 +28,7 @@
 set -euo pipefail
 
 dir=${CHARLESTON_CLUSTER_DIR:-/tmp/charleston-pg-cluster}
-base=${CHARLESTON_CLUSTER_PORT:-56000}
+base=${CHARLESTON_CLUSTER_PORT:-26000}
 etcd_port=$((base + 379)) etcd_peer=$((base + 380))
 pg_port_node1=$((base + 432)) pg_port_node2=$((base + 433))
 rest_port_node1=$((base + 8)) rest_port_node2=$((base + 9))
@@ -35,6 +38,8 @@ scope=charleston
 
 say() { echo "==> $*" >&2; }
 die() { echo "pg-cluster: $*" >&2; exit 1; }
+# the last lines of a part's log, for a message (the drill's folder goes with it)
+log_tail() { tail -n "${2:-5}" "$dir/$1.log" 2>/dev/null | sed "s/^/    $1: /" || true; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
 # every part runs as this user: postgres when we are root (PostgreSQL refuses root)
 if [ "$(id -u)" = 0 ]; then owner=postgres; else owner=$(id -un); fi
@@ -156,6 +161,20 @@ leader() {
   return 1
 }
 
+ports_free() {  # every port `start` listens on can be bound as its server will bind it
+  local port held
+  for port in "$etcd_port" "$etcd_peer" "$pg_port_node1" "$pg_port_node2" \
+    "$rest_port_node1" "$rest_port_node2" "$bouncer_port"; do
+    # SO_REUSEADDR, as PostgreSQL, etcd and Patroni bind: a connection of an earlier run
+    # in TIME-WAIT does not stop them, a socket that holds the port does
+    python3 -c 'import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null && continue
+    held=$(ss -Htanp exclude time-wait "( sport = :$port )" 2>/dev/null | head -n 1 || true)
+    die "port $port is in use${held:+ ($held)}; stop what holds it or choose another base (CHARLESTON_CLUSTER_PORT)"
+  done
+}
+
 wait_healthy() {  # a primary and a streaming synchronous standby, both answering
   local seconds=${1:-90}
   for _ in $(seq 1 $((seconds * 5))); do
@@ -165,7 +184,9 @@ wait_healthy() {  # a primary and a streaming synchronous standby, both answerin
     fi
     sleep 0.2
   done
-  die "the cluster has no primary and synchronous standby after ${seconds}s (see $dir/node*.log)"
+  die "the cluster has no primary and synchronous standby after ${seconds}s (see $dir/node*.log)
+$(log_tail node1)
+$(log_tail node2)"
 }
 
 start_bouncer() {
@@ -230,10 +251,13 @@ case "${1:-}" in
     ensure_packages
     [ -n "$bin_dir" ] || die "no PostgreSQL 15 binaries (set CHARLESTON_PG_BIN)"
     as_root mkdir -p "$dir" && as_root chown "$owner" "$dir" && chmod 755 "$dir"
+    pid_of etcd >/dev/null || pid_of node1 >/dev/null || ports_free
     start_etcd
     start_node node1
     # node1 bootstraps the cluster first; node2 then copies it (pg_basebackup)
     for _ in $(seq 1 300); do rest node1 primary >/dev/null && break; sleep 0.2; done
+    rest node1 primary >/dev/null || die "node1 did not become the primary in 60 s
+$(log_tail node1 8)"
     start_node node2
     wait_healthy 120
     start_bouncer

@@ -12,15 +12,17 @@
 # ($CHARLESTON_STANDBY_DIR, default /tmp/charleston-standby), runs as the `postgres` user
 # when started by root (PostgreSQL refuses to run as root), and listens on 127.0.0.1 only
 # (trust: a development topology). The system PostgreSQL on 5432 is left alone; Patroni's
-# failover topology (scripts of the failover work) uses 56xxx, this one 55432 and 55433
-# ($CHARLESTON_PRIMARY_PORT, $CHARLESTON_STANDBY_PORT). The binaries: $PG_BIN when set (only
-# there), else PostgreSQL 15's (Debian's path), else whatever `pg_config --bindir` names.
+# failover topology (scripts/pg-cluster.sh) uses 26xxx, this one 25432 and 25433
+# ($CHARLESTON_PRIMARY_PORT, $CHARLESTON_STANDBY_PORT): below the kernel's range for
+# outgoing connections (Linux: 32768-60999), so no client socket can be holding one.
+# The binaries: $PG_BIN when set (only there), else PostgreSQL 15's (Debian's path), else
+# whatever `pg_config --bindir` names.
 # Exit 3 with a sentence when no PostgreSQL server binaries are installed.
 set -euo pipefail
 
 dir=${CHARLESTON_STANDBY_DIR:-/tmp/charleston-standby}
-primary_port=${CHARLESTON_PRIMARY_PORT:-55432}
-standby_port=${CHARLESTON_STANDBY_PORT:-55433}
+primary_port=${CHARLESTON_PRIMARY_PORT:-25432}
+standby_port=${CHARLESTON_STANDBY_PORT:-25433}
 
 find_bin() {
   local candidates=("${PG_BIN:-}")  # when set, only it
@@ -56,10 +58,10 @@ standby=$dir/standby
 url() { echo "postgresql://postgres@127.0.0.1:$1/postgres"; }
 answers() { "$bin/pg_isready" -q -h 127.0.0.1 -p "$1" 2>/dev/null; }
 
-start_server() {  # data directory, port
+start_server() {  # data directory, port, more server options
   if answers "$2"; then return 0; fi
   if ! as_owner "$bin/pg_ctl" -D "$1" -l "$1.log" -w -t 60 \
-    -o "-p $2 -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir" start >/dev/null; then
+    -o "-p $2 -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir ${3:-}" start >/dev/null; then
     # pg_ctl says only "examine the log output": say what the log says
     echo "the server on port $2 ($1) did not start: $(tail -n 3 "$1.log" 2>/dev/null | tr '\n' ' ')" >&2
     return 1
@@ -89,7 +91,10 @@ EOF
     as_owner "$bin/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U postgres \
       -D "$standby" -R -X stream -c fast >/dev/null
   fi
-  start_server "$standby" "$standby_port"
+  # the primary as this start names it: the copy's primary_conninfo keeps the port of the
+  # start that made it (and the name of whatever made the connection)
+  start_server "$standby" "$standby_port" \
+    "-c 'primary_conninfo=host=127.0.0.1 port=$primary_port user=postgres application_name=standby'"
   local recovering
   recovering=$(as_owner "$bin/psql" -h 127.0.0.1 -p "$standby_port" -U postgres -Atc \
     "SELECT pg_is_in_recovery()")

@@ -243,7 +243,7 @@ def test_a_read_database_that_cannot_be_a_standby_is_refused(tmp_path: Path) -> 
     said = " ".join((done.stdout + done.stderr).split())
     assert done.returncode == 2, said
     assert "'mysql://h/db' is not a database the store runs on" in said
-    standby = "postgresql://postgres@127.0.0.1:55433/games"
+    standby = "postgresql://postgres@127.0.0.1:25433/games"
     done = cli("serve", "--database-url", sqlite, "--read-database-url", standby, check=False)
     said = " ".join((done.stdout + done.stderr).split())
     assert done.returncode == 2, said

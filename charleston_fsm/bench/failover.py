@@ -50,6 +50,8 @@ PLATFORM_KEY = "failover-drill-platform-key"
 #: the most the service may take to store commands again after a promotion (issue 35)
 RECOVERY_BOUND = 30.0
 DATABASE = "charleston_drill"
+#: the cluster's ports from here (scripts/pg-cluster.sh: below the kernel's client ports)
+PORT_BASE = 26000
 
 
 class ClusterUnavailable(RuntimeError):
@@ -59,7 +61,7 @@ class ClusterUnavailable(RuntimeError):
 class Cluster:
     """``scripts/pg-cluster.sh`` with its folder and ports."""
 
-    def __init__(self, directory: Path, port_base: int = 56000) -> None:
+    def __init__(self, directory: Path, port_base: int = PORT_BASE) -> None:
         self.env = {
             **os.environ,
             "CHARLESTON_CLUSTER_DIR": str(directory),
@@ -188,7 +190,7 @@ def run_drill(
     *,
     clock_seconds: int = 2,
     folder: Path | None = None,
-    port_base: int = 56000,
+    port_base: int = PORT_BASE,
     log: Any = print,
 ) -> DrillResult:
     """Run the drill once (cluster started and stopped here); what it found."""
@@ -346,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=20)
     parser.add_argument("--clock-seconds", type=int, default=3)
-    parser.add_argument("--port-base", type=int, default=56000)
+    parser.add_argument("--port-base", type=int, default=PORT_BASE)
     args = parser.parse_args(argv)
     exit_on_sigterm()  # the cluster and the serve processes stopped, not left behind
     result = run_drill(
